@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Defaults for the limits of a run. Every run is bounded: a run that exceeds
+// a limit fails with its seed instead of hanging.
+const (
+	DefaultMaxSteps   = 10_000_000
+	DefaultMaxTasks   = 100_000
+	DefaultMaxVirtual = 24 * time.Hour
+	DefaultTraceTail  = 64
+)
+
+// Epoch is the virtual instant every run starts at. It is fixed so that the
+// same seed gives the same timestamps, and far from the present so that a
+// virtual time is never mistaken for a real one.
+var Epoch = time.Date(2030, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Config describes one run. The zero value (plus a seed) is a valid config.
+type Config struct {
+	// Seed drives every random choice of the run: the schedule, and through
+	// Sim.Rand the workload and the faults.
+	Seed uint64
+
+	// Strategy chooses which runnable task runs at each scheduling point.
+	// nil means RandomWalk().
+	Strategy Strategy
+
+	// MaxSteps bounds the number of scheduling steps (0: DefaultMaxSteps).
+	MaxSteps int64
+	// MaxTasks bounds the number of tasks ever started (0: DefaultMaxTasks).
+	MaxTasks int
+	// MaxVirtual bounds the virtual time of the run (0: DefaultMaxVirtual).
+	MaxVirtual time.Duration
+
+	// StepDuration is virtual time added after every scheduling step, so that
+	// time passes while tasks compute. The default, 0, keeps time still while
+	// any task can run: time then moves only through sleeps, timers and the
+	// latencies the world models, which makes every virtual duration in a
+	// report traceable to a modelled cause.
+	StepDuration time.Duration
+
+	// TraceTail is how many trace events a failure report shows (0:
+	// DefaultTraceTail).
+	TraceTail int
+	// TraceOut, if set, receives every trace event, one per line.
+	TraceOut io.Writer
+	// RecordDecisions keeps the list of scheduling decisions in the Result,
+	// for replay and for the exhaustive explorer.
+	RecordDecisions bool
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.MaxSteps < 0 {
+		return c, fmt.Errorf("sim: MaxSteps must be positive, got %d", c.MaxSteps)
+	}
+	if c.MaxTasks < 0 {
+		return c, fmt.Errorf("sim: MaxTasks must be positive, got %d", c.MaxTasks)
+	}
+	if c.MaxVirtual < 0 {
+		return c, fmt.Errorf("sim: MaxVirtual must be positive, got %v", c.MaxVirtual)
+	}
+	if c.StepDuration < 0 {
+		return c, fmt.Errorf("sim: StepDuration must not be negative, got %v", c.StepDuration)
+	}
+	if c.TraceTail < 0 {
+		return c, fmt.Errorf("sim: TraceTail must not be negative, got %d", c.TraceTail)
+	}
+	if c.MaxSteps == 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.MaxTasks == 0 {
+		c.MaxTasks = DefaultMaxTasks
+	}
+	if c.MaxVirtual == 0 {
+		c.MaxVirtual = DefaultMaxVirtual
+	}
+	if c.TraceTail == 0 {
+		c.TraceTail = DefaultTraceTail
+	}
+	if c.Strategy == nil {
+		c.Strategy = RandomWalk()
+	}
+	return c, nil
+}

@@ -1,0 +1,58 @@
+// Package sim is windtunnel's deterministic runtime: it implements rt.Runtime
+// on coroutines driven by a seeded scheduler and a virtual clock, so that the
+// production code in impl/ runs unchanged under controlled, reproducible
+// interleavings and instants.
+//
+// # The determinism contract
+//
+// One uint64 seed feeds one PCG generator per purpose: the schedule's stream
+// and the world's stream (Sim.Rand, for workloads and faults). Keeping the
+// schedule on its own stream means a replayed or exhaustively explored
+// schedule leaves the workload unchanged. Same seed, same binary: the same
+// trace, byte for byte, and the same Result.Hash.
+//
+// Tasks are coroutines (iter.Pull): exactly one runs at a time, and control
+// returns to the scheduler only inside rt calls: Lock, Unlock, TryLock,
+// Sleep, Go, AfterFunc, Yield, Event.Set/Wait, WaitGroup.Add/Done/Wait. Now is
+// not a scheduling point, so code between two rt calls is atomic. Locks yield
+// before acquiring and Unlock yields before releasing, so a task arriving at
+// a held lock waits, as it would when a real critical section takes time.
+//
+// Virtual time starts at Epoch and moves only when the scheduler says so:
+// when no task can run it jumps to the earliest timer (optionally also
+// StepDuration per step). Tasks blocked with no timer pending is a deadlock:
+// the run fails and names every blocked task, what it waits for and the line
+// of user code where it waits.
+//
+// Everything is bounded: steps, tasks and virtual time. Exceeding a bound
+// fails the run with its seed; a run never hangs.
+//
+// # Strategies
+//
+// RandomWalk picks uniformly among runnable tasks; PCT (probabilistic
+// concurrency testing) gives depth-d bugs a guaranteed detection probability;
+// Replay follows a recorded decision list. The sim/simtest package runs seeds
+// as go test subtests, prints a reproducible failure report and keeps a
+// corpus of seeds that once failed.
+//
+// # Using it
+//
+//	res := sim.Run(sim.Config{Seed: 42}, func(s *sim.Sim) {
+//		mu := s.NewMutex("counter")
+//		wg := s.NewWaitGroup("workers")
+//		wg.Add(2)
+//		for i := range 2 {
+//			s.Go(fmt.Sprint("worker-", i), func() {
+//				defer wg.Done()
+//				mu.Lock()
+//				defer mu.Unlock()
+//				// ...
+//			})
+//		}
+//		_ = wg.Wait(context.Background())
+//	})
+//	if res.Err != nil { ... } // a *sim.Failure: seed, step, trace tail
+//
+// Inside a task, report a violated expectation with s.Failf (never t.Fatal:
+// a task runs on its own goroutine).
+package sim

@@ -1,0 +1,174 @@
+package sim
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// FailureKind classifies why a run failed.
+type FailureKind string
+
+const (
+	FailPanic    FailureKind = "panic"    // a task panicked
+	FailCheck    FailureKind = "check"    // a task called Failf
+	FailDeadlock FailureKind = "deadlock" // tasks wait and no timer can wake them
+	FailLimit    FailureKind = "limit"    // steps, tasks or virtual time exceeded
+	FailReplay   FailureKind = "replay"   // a replay diverged from its recording
+)
+
+// BlockedTask describes a task that was waiting when the run failed.
+type BlockedTask struct {
+	ID    int32
+	Name  string
+	Wait  string // "Lock mutex user-lock#3"
+	Site  string // file:line of the first frame outside the simulator
+	Stack string // set for deadlocks
+}
+
+// Failure is why a run failed. It is the Err of a Result.
+type Failure struct {
+	Kind    FailureKind
+	Message string
+	Task    string // the task that panicked or called Failf
+	Stack   string
+	Step    int64
+	At      time.Duration // virtual time of the failure
+	Blocked []BlockedTask
+}
+
+func (f *Failure) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s at step %d, +%v: %s", f.Kind, f.Step, f.At, f.Message)
+	for _, bt := range f.Blocked {
+		fmt.Fprintf(&b, "\n  task %d %q waits in %s", bt.ID, bt.Name, bt.Wait)
+		if bt.Site != "" {
+			fmt.Fprintf(&b, " at %s", bt.Site)
+		}
+	}
+	return b.String()
+}
+
+func (s *Sim) fillFailure() {
+	f := s.failure
+	f.Step = s.steps
+	f.At = time.Duration(s.nowNs)
+	if f.Kind == FailDeadlock {
+		return
+	}
+	for _, t := range s.tasks {
+		if t.state == taskBlocked {
+			f.Blocked = append(f.Blocked, BlockedTask{ID: t.id, Name: t.name, Wait: t.waitOp + " " + t.waitObj})
+		}
+	}
+}
+
+func (s *Sim) failLimit(msg string) {
+	if s.failure == nil {
+		s.failure = &Failure{Kind: FailLimit, Message: msg}
+		s.fillFailure()
+	}
+}
+
+func (s *Sim) failReplay(msg string) {
+	if s.failure == nil {
+		s.failure = &Failure{Kind: FailReplay, Message: msg}
+		s.fillFailure()
+	}
+}
+
+// failDeadlock reports every blocked task with where it waits: each one is
+// resumed just long enough to capture its own stack.
+func (s *Sim) failDeadlock() {
+	f := &Failure{Kind: FailDeadlock, Message: "every task is blocked and no timer is pending"}
+	s.failure = f
+	s.fillFailure()
+	for _, t := range s.tasks {
+		if t.state != taskBlocked {
+			continue
+		}
+		wait := t.waitOp + " " + t.waitObj
+		stack := s.captureStack(t)
+		f.Blocked = append(f.Blocked, BlockedTask{ID: t.id, Name: t.name, Wait: wait, Site: waitSite(stack), Stack: stack})
+	}
+}
+
+// simDir is this package's source directory: frames in its non-test files
+// are the simulator's own, never the place where user code waits.
+var simDir = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}()
+
+// waitSite finds the first frame of a goroutine stack that is not the
+// simulator, the runtime or iter: the line of user code that waits.
+func waitSite(stack string) string {
+	lines := strings.Split(stack, "\n")
+	for i := 1; i+1 < len(lines); i++ {
+		fn := lines[i]
+		if strings.HasPrefix(fn, "\t") || fn == "" || strings.HasPrefix(fn, "created by") {
+			continue
+		}
+		loc := strings.TrimSpace(lines[i+1])
+		if j := strings.LastIndex(loc, " +0x"); j >= 0 {
+			loc = loc[:j]
+		}
+		file := loc
+		if j := strings.LastIndex(file, ":"); j >= 0 {
+			file = file[:j]
+		}
+		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "iter.") || strings.HasPrefix(fn, "panic(") ||
+			(filepath.Dir(file) == simDir && !strings.HasSuffix(file, "_test.go")) {
+			continue
+		}
+		name := fn
+		if j := strings.LastIndex(name, "("); j > 0 {
+			name = name[:j]
+		}
+		return name + " " + loc
+	}
+	return ""
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Seed      uint64
+	Strategy  string
+	Steps     int64
+	Tasks     int
+	Elapsed   time.Duration // virtual
+	Hash      uint64        // rolling hash of the whole trace
+	Events    int64
+	Decisions []int32  // when Config.RecordDecisions
+	Header    []string // Sim.Note lines
+	Tail      []string // the last trace events, formatted
+	Err       error    // nil, *Failure, or a config error
+}
+
+// Failure returns the run's failure, or nil.
+func (r Result) Failure() *Failure {
+	f, _ := r.Err.(*Failure)
+	return f
+}
+
+func (s *Sim) result() Result {
+	s.trace.flush()
+	r := Result{
+		Seed:      s.cfg.Seed,
+		Strategy:  s.strategy.String(),
+		Steps:     s.steps,
+		Tasks:     len(s.tasks),
+		Elapsed:   time.Duration(s.nowNs),
+		Hash:      s.trace.hash,
+		Events:    s.trace.count,
+		Decisions: s.trace.decisions,
+		Header:    s.header,
+		Tail:      s.trace.tail(),
+	}
+	if s.failure != nil {
+		r.Err = s.failure
+	}
+	return r
+}

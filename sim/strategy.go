@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Strategy chooses which runnable task runs at each scheduling point. Every
+// strategy is deterministic given the run's seed. Construct one with
+// RandomWalk, PCT or Replay; a Strategy value holds per-run state, so use a
+// fresh one for every run.
+type Strategy interface {
+	// String names the strategy and its parameters, as the harness's flags
+	// spell them (for the reproduce command).
+	String() string
+	start(s *Sim) error
+	spawned(s *Sim, t *task)
+	// pick returns an index into s.runnable, or -1 after recording a failure.
+	pick(s *Sim) int
+}
+
+// RandomWalk picks uniformly among the runnable tasks at every step.
+func RandomWalk() Strategy { return &randomWalk{} }
+
+type randomWalk struct{}
+
+func (*randomWalk) String() string      { return "random" }
+func (*randomWalk) start(*Sim) error    { return nil }
+func (*randomWalk) spawned(*Sim, *task) {}
+
+// pick maps a 64-bit draw onto [0, n) by multiply-shift (Lemire). The bias
+// is at most n/2^64, far below anything a schedule could show, and it avoids
+// an interface call and a division on the scheduler's hot path.
+func (*randomWalk) pick(s *Sim) int {
+	hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
+	return int(hi)
+}
+
+// PCT is probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi and
+// Nagarakatte, ASPLOS 2010). Each task gets a random priority when it starts,
+// above depth; the highest-priority runnable task always runs; at depth−1
+// change points drawn uniformly from [1, steps] the running task's priority
+// drops to i (the i-th change point), below every initial priority. For a
+// program with n tasks and k steps it finds any bug of depth d with
+// probability at least 1/(n·k^(d−1)) per run.
+//
+// steps is the expected number of scheduling steps of a run (the harness
+// measures it with one calibration run). Change points past the end of a run
+// simply never happen, so overestimating only costs sensitivity.
+func PCT(depth int, steps int64) Strategy { return &pct{depth: depth, steps: steps} }
+
+type pct struct {
+	depth   int
+	steps   int64
+	changes []int64 // sorted step numbers of the change points
+	nextCh  int
+}
+
+func (p *pct) String() string { return fmt.Sprintf("pct(depth=%d,steps=%d)", p.depth, p.steps) }
+
+func (p *pct) start(s *Sim) error {
+	if p.depth < 1 {
+		return fmt.Errorf("sim: PCT depth must be at least 1, got %d", p.depth)
+	}
+	if p.steps < 1 {
+		return fmt.Errorf("sim: PCT expected steps must be at least 1, got %d", p.steps)
+	}
+	p.changes = make([]int64, p.depth-1)
+	for i := range p.changes {
+		p.changes[i] = 1 + s.sched.Int64N(p.steps)
+	}
+	slices.Sort(p.changes)
+	p.nextCh = 0
+	return nil
+}
+
+func (p *pct) spawned(s *Sim, t *task) {
+	// Initial priorities are above every change-point priority (1..depth-1);
+	// drawing them from a wide range makes ties (broken by id) negligible.
+	t.prio = int64(p.depth) + 1 + s.sched.Int64N(1<<40)
+}
+
+func (p *pct) pick(s *Sim) int {
+	best := 0
+	for i, t := range s.runnable[1:] {
+		b := s.runnable[best]
+		if t.prio > b.prio || (t.prio == b.prio && t.id < b.id) {
+			best = i + 1
+		}
+	}
+	step := s.steps + 1
+	for p.nextCh < len(p.changes) && p.changes[p.nextCh] <= step {
+		if p.changes[p.nextCh] == step {
+			// The task that runs this step is demoted after it; later change
+			// points demote to higher values, as in the paper (d−i ordering
+			// is equivalent up to relabelling).
+			s.runnable[best].prio = int64(p.nextCh + 1)
+		}
+		p.nextCh++
+	}
+	return best
+}
+
+// Replay follows a recorded list of scheduling decisions (task ids, one per
+// step). The run fails with a clear message if the program diverges from the
+// recording: a recorded task is not runnable, or the recording runs out.
+func Replay(decisions []int32) Strategy { return &replay{decisions: decisions} }
+
+type replay struct {
+	decisions []int32
+}
+
+func (r *replay) String() string      { return fmt.Sprintf("replay(%d decisions)", len(r.decisions)) }
+func (r *replay) start(*Sim) error    { return nil }
+func (r *replay) spawned(*Sim, *task) {}
+
+func (r *replay) pick(s *Sim) int {
+	if s.steps >= int64(len(r.decisions)) {
+		s.failReplay(fmt.Sprintf("replay diverged: the recording has %d decisions but the run wants step %d", len(r.decisions), s.steps+1))
+		return -1
+	}
+	want := r.decisions[s.steps]
+	for i, t := range s.runnable {
+		if t.id == want {
+			return i
+		}
+	}
+	var ids []string
+	for _, t := range s.runnable {
+		ids = append(ids, fmt.Sprintf("%d(%s)", t.id, t.name))
+	}
+	s.failReplay(fmt.Sprintf("replay diverged at step %d: recorded task %d is not runnable (runnable: %s)", s.steps+1, want, strings.Join(ids, " ")))
+	return -1
+}
+
+// ParseStrategy builds a strategy from its flag spelling: "random", "pct"
+// (with depth and steps), or "replay" (with decisions).
+func ParseStrategy(name string, depth int, steps int64, decisions []int32) (Strategy, error) {
+	switch name {
+	case "random", "":
+		return RandomWalk(), nil
+	case "pct":
+		if depth < 1 {
+			return nil, fmt.Errorf("PCT depth must be at least 1, got %d", depth)
+		}
+		if steps < 1 {
+			return nil, fmt.Errorf("PCT expected steps must be at least 1, got %d", steps)
+		}
+		return PCT(depth, steps), nil
+	case "replay":
+		if len(decisions) == 0 {
+			return nil, fmt.Errorf("replay needs a decision list")
+		}
+		return Replay(decisions), nil
+	}
+	return nil, fmt.Errorf("unknown strategy %q (want random, pct or replay)", name)
+}

@@ -1,0 +1,343 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
+)
+
+// Scheduling points of the locks. Lock yields before it acquires, so another
+// task may take the lock first. Unlock yields while still holding the lock
+// and only then releases it, so every critical section spans at least one
+// scheduling point: a task that arrives while the lock is held has to wait,
+// as it would in a real process where the section takes time. Without this,
+// a critical section with no rt call inside would be invisible to other tasks
+// and a lock held too long (DR-3) could never be observed.
+
+func (s *Sim) objName(kind, name string) string {
+	s.nextObj++
+	if name == "" {
+		return fmt.Sprintf("%s#%d", kind, s.nextObj)
+	}
+	return fmt.Sprintf("%s %s#%d", kind, name, s.nextObj)
+}
+
+// NewMutex implements rt.Runtime.
+func (s *Sim) NewMutex(name string) rt.Mutex {
+	return &mutex{s: s, name: s.objName("mutex", name)}
+}
+
+type mutex struct {
+	s       *Sim
+	name    string
+	locked  bool
+	holder  *task
+	waiters []*task
+}
+
+func (m *mutex) Lock() { _ = m.lock(nil, nil) }
+
+func (m *mutex) LockContext(ctx context.Context) error {
+	c := m.s.simContext(ctx, "LockContext")
+	return m.lock(ctx, c)
+}
+
+func (m *mutex) lock(ctx context.Context, c *simCtx) error {
+	s := m.s
+	s.yieldPoint()
+	t := s.cur()
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if m.locked {
+		if m.holder == t && !t.killed {
+			s.Failf("sim: task %q locks %s, which it already holds (self-deadlock)", t.name, m.name)
+		}
+		m.waiters = append(m.waiters, t)
+		c.watch(t)
+		for m.locked {
+			if ctx != nil && ctx.Err() != nil {
+				break
+			}
+			if !slices.Contains(m.waiters, t) {
+				// Woken by Unlock but another task took the lock first: keep
+				// our place at the front of the queue.
+				m.waiters = slices.Insert(m.waiters, 0, t)
+			}
+			s.block("Lock", m.name)
+		}
+		c.unwatch(t)
+		m.waiters = slices.DeleteFunc(m.waiters, func(x *task) bool { return x == t })
+		if m.locked {
+			return ctx.Err()
+		}
+	}
+	m.locked = true
+	m.holder = t
+	return nil
+}
+
+func (m *mutex) TryLock() bool {
+	m.s.yieldPoint()
+	if m.locked {
+		return false
+	}
+	m.locked = true
+	m.holder = m.s.cur()
+	return true
+}
+
+func (m *mutex) Unlock() {
+	s := m.s
+	if !m.locked {
+		panic(fmt.Sprintf("sim: Unlock of unlocked %s", m.name))
+	}
+	s.yieldPoint()
+	m.locked = false
+	m.holder = nil
+	if len(m.waiters) > 0 {
+		w := m.waiters[0]
+		// Shift rather than reslice, so the queue's array is reused.
+		copy(m.waiters, m.waiters[1:])
+		m.waiters = m.waiters[:len(m.waiters)-1]
+		s.wake(w)
+	}
+}
+
+// NewRWMutex implements rt.Runtime: writer-preferring, like sync.RWMutex, so
+// a waiting writer keeps new readers out.
+func (s *Sim) NewRWMutex(name string) rt.RWMutex {
+	return &rwmutex{s: s, name: s.objName("rwmutex", name)}
+}
+
+type rwmutex struct {
+	s              *Sim
+	name           string
+	writer         *task
+	readers        int
+	writersWaiting int
+	waiters        []*task // everyone blocked; woken together on a release
+}
+
+func (m *rwmutex) wakeAll() {
+	ws := m.waiters
+	m.waiters = nil
+	for _, w := range ws {
+		m.s.wake(w)
+	}
+}
+
+func (m *rwmutex) wait(t *task, op string) {
+	m.waiters = append(m.waiters, t)
+	m.s.block(op, m.name)
+}
+
+func (m *rwmutex) Lock() { _ = m.lock(nil, nil) }
+
+func (m *rwmutex) LockContext(ctx context.Context) error {
+	return m.lock(ctx, m.s.simContext(ctx, "LockContext"))
+}
+
+func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
+	s := m.s
+	s.yieldPoint()
+	t := s.cur()
+	if ctx != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if m.writer == nil && m.readers == 0 {
+		m.writer = t
+		return nil
+	}
+	if m.writer == t && !t.killed {
+		s.Failf("sim: task %q write-locks %s, which it already holds (self-deadlock)", t.name, m.name)
+	}
+	m.writersWaiting++
+	c.watch(t)
+	defer c.unwatch(t)
+	for m.writer != nil || m.readers > 0 {
+		if ctx != nil && ctx.Err() != nil {
+			m.writersWaiting--
+			m.waiters = slices.DeleteFunc(m.waiters, func(x *task) bool { return x == t })
+			m.wakeAll() // readers held back by this writer may go
+			return ctx.Err()
+		}
+		m.wait(t, "Lock")
+	}
+	m.writersWaiting--
+	m.writer = t
+	return nil
+}
+
+func (m *rwmutex) TryLock() bool {
+	m.s.yieldPoint()
+	if m.writer != nil || m.readers > 0 {
+		return false
+	}
+	m.writer = m.s.cur()
+	return true
+}
+
+func (m *rwmutex) Unlock() {
+	if m.writer == nil {
+		panic(fmt.Sprintf("sim: Unlock of unlocked %s", m.name))
+	}
+	m.s.yieldPoint()
+	m.writer = nil
+	m.wakeAll()
+}
+
+func (m *rwmutex) RLock() { _ = m.rlock(nil, nil) }
+
+func (m *rwmutex) RLockContext(ctx context.Context) error {
+	return m.rlock(ctx, m.s.simContext(ctx, "RLockContext"))
+}
+
+func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
+	s := m.s
+	s.yieldPoint()
+	t := s.cur()
+	if ctx != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if m.writer == t && !t.killed {
+		s.Failf("sim: task %q read-locks %s while holding its write lock (self-deadlock)", t.name, m.name)
+	}
+	c.watch(t)
+	defer c.unwatch(t)
+	for m.writer != nil || m.writersWaiting > 0 {
+		if ctx != nil && ctx.Err() != nil {
+			m.waiters = slices.DeleteFunc(m.waiters, func(x *task) bool { return x == t })
+			return ctx.Err()
+		}
+		m.wait(t, "RLock")
+	}
+	m.readers++
+	return nil
+}
+
+func (m *rwmutex) TryRLock() bool {
+	m.s.yieldPoint()
+	if m.writer != nil || m.writersWaiting > 0 {
+		return false
+	}
+	m.readers++
+	return true
+}
+
+func (m *rwmutex) RUnlock() {
+	if m.readers <= 0 {
+		panic(fmt.Sprintf("sim: RUnlock of unlocked %s", m.name))
+	}
+	m.s.yieldPoint()
+	m.readers--
+	if m.readers == 0 {
+		m.wakeAll()
+	}
+}
+
+// NewEvent implements rt.Runtime.
+func (s *Sim) NewEvent(name string) rt.Event { return &event{s: s, name: s.objName("event", name)} }
+
+type event struct {
+	s       *Sim
+	name    string
+	set     bool
+	waiters []*task
+}
+
+func (e *event) Set() {
+	e.s.yieldPoint()
+	if e.set {
+		return
+	}
+	e.set = true
+	for _, w := range e.waiters {
+		e.s.wake(w)
+	}
+	e.waiters = nil
+}
+
+func (e *event) IsSet() bool { return e.set }
+
+func (e *event) Wait(ctx context.Context) error {
+	s := e.s
+	c := s.simContext(ctx, "Event.Wait")
+	s.yieldPoint()
+	t := s.cur()
+	c.watch(t)
+	defer c.unwatch(t)
+	for !e.set {
+		if err := ctx.Err(); err != nil {
+			e.waiters = slices.DeleteFunc(e.waiters, func(x *task) bool { return x == t })
+			return err
+		}
+		e.waiters = append(e.waiters, t)
+		s.block("Event.Wait", e.name)
+	}
+	return nil
+}
+
+// NewWaitGroup implements rt.Runtime.
+func (s *Sim) NewWaitGroup(name string) rt.WaitGroup {
+	return &waitGroup{s: s, name: s.objName("waitgroup", name)}
+}
+
+type waitGroup struct {
+	s       *Sim
+	name    string
+	n       int
+	waiters []*task
+}
+
+func (w *waitGroup) Add(delta int) {
+	w.s.yieldPoint()
+	if w.n+delta < 0 {
+		panic(fmt.Sprintf("sim: negative counter in %s", w.name))
+	}
+	w.n += delta
+	if w.n == 0 {
+		for _, t := range w.waiters {
+			w.s.wake(t)
+		}
+		w.waiters = nil
+	}
+}
+
+func (w *waitGroup) Done() { w.Add(-1) }
+
+func (w *waitGroup) Wait(ctx context.Context) error {
+	s := w.s
+	c := s.simContext(ctx, "WaitGroup.Wait")
+	s.yieldPoint()
+	t := s.cur()
+	c.watch(t)
+	defer c.unwatch(t)
+	for w.n > 0 {
+		if err := ctx.Err(); err != nil {
+			w.waiters = slices.DeleteFunc(w.waiters, func(x *task) bool { return x == t })
+			return err
+		}
+		w.waiters = append(w.waiters, t)
+		s.block("WaitGroup.Wait", w.name)
+	}
+	return nil
+}
+
+// Go implements rt.Runtime: f starts on a new task, and the caller yields.
+func (s *Sim) Go(name string, f func()) {
+	s.cur()
+	if len(s.tasks) >= s.cfg.MaxTasks {
+		s.failLimit(fmt.Sprintf("task limit of %d exceeded (starting %q)", s.cfg.MaxTasks, name))
+		panic(killSignal{})
+	}
+	s.spawn(name, f)
+	s.yieldPoint()
+}
+
+// Yield implements rt.Runtime: an explicit scheduling point.
+func (s *Sim) Yield() { s.yieldPoint() }
