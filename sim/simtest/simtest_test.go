@@ -1,0 +1,184 @@
+package simtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// The fixtures below only run inside a child process started by the tests
+// that follow (WINDTUNNEL_FIXTURE set): those tests check what the harness
+// prints and does when a simulation fails.
+
+func fixture(t *testing.T) string {
+	mode := os.Getenv("WINDTUNNEL_FIXTURE")
+	if mode == "" {
+		t.Skip("fixture: run by TestHarness* in a child process")
+	}
+	return mode
+}
+
+var nondeterministic int // changes between runs in one process: a bug on purpose
+
+func TestFixture(t *testing.T) {
+	mode := fixture(t)
+	Run(t, Options{Seeds: 300}, func(s *sim.Sim) error {
+		mu := s.NewMutex("x")
+		wg := s.NewWaitGroup("inc")
+		x := 0
+		for i := range 2 {
+			wg.Add(1)
+			s.Go(fmt.Sprint("inc", i), func() {
+				defer wg.Done()
+				mu.Lock()
+				v := x
+				if mode == "fail" {
+					mu.Unlock() // check-then-act: the lock is released between read and write
+					mu.Lock()
+				}
+				x = v + 1
+				mu.Unlock()
+			})
+		}
+		if mode == "nondeterministic" {
+			nondeterministic++
+			for range nondeterministic % 3 {
+				s.Yield()
+			}
+		}
+		_ = wg.Wait(context.Background())
+		if x != 2 {
+			return fmt.Errorf("lost update: x = %d after two increments", x)
+		}
+		return nil
+	})
+}
+
+func child(t *testing.T, dir, mode string, args ...string) (string, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, append([]string{"-test.run=^TestFixture$", "-test.v"}, args...)...)
+	cmd.Env = append(os.Environ(), "WINDTUNNEL_FIXTURE="+mode)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestHarnessFailureBlockReproducesAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	out, err := child(t, dir, "fail", "-sim.out="+dir+"/art", "-sim.record=false")
+	require.Error(t, err, "a failing simulation fails the test")
+	for _, want := range []string{
+		"windtunnel failure", "strategy   random", "failure    check: lost update: x = 1",
+		"trace tail (last", "artifacts  " + dir + "/art/TestFixture_seed=0x", "reproduce:", "replay the recorded schedule:",
+		"a replay needs the same commit",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.Regexp(t, `windtunnel: first failure at seed \d+ of 300 \(0x`, out)
+	seed := regexp.MustCompile(`seed       (0x[0-9a-f]+)`).FindStringSubmatch(out)
+	require.NotNil(t, seed, out)
+	hash := regexp.MustCompile(`trace hash (0x[0-9a-f]+)`).FindStringSubmatch(out)
+	require.NotNil(t, hash)
+	repro := regexp.MustCompile(`go test \S+ -run '(\S+)' (-sim.seed=\S+ -sim.strategy=random) -v`).FindStringSubmatch(out)
+	require.NotNil(t, repro, out)
+
+	// The printed command reproduces exactly that run: same failure, same hash.
+	again, err := child(t, dir, "fail", "-sim.seed="+seed[1], "-sim.out="+dir+"/art2", "-sim.record=false")
+	require.Error(t, err)
+	assert.Contains(t, again, "trace hash "+hash[1])
+	assert.Contains(t, again, "seed       "+seed[1]+" (flag)")
+
+	// The recorded schedule replays to the same failure.
+	decisions := filepath.Join(dir, "art", "TestFixture_seed="+seed[1], "decisions.txt")
+	replayed, err := child(t, dir, "fail", "-sim.seed="+seed[1], "-sim.replay="+decisions, "-sim.out="+dir+"/art3")
+	require.Error(t, err)
+	assert.Contains(t, replayed, "failure    check: lost update: x = 1")
+	assert.Contains(t, replayed, "trace hash "+hash[1])
+	assert.Contains(t, replayed, "strategy   replay(")
+}
+
+func TestHarnessCorpusIsRecordedAndReplayedFirst(t *testing.T) {
+	dir := t.TempDir()
+	out, err := child(t, dir, "fail", "-sim.out="+dir+"/art")
+	require.Error(t, err)
+	assert.Contains(t, out, "the seed was added to testdata/windtunnel/TestFixture.seeds")
+	data, err := os.ReadFile(filepath.Join(dir, "testdata/windtunnel/TestFixture.seeds"))
+	require.NoError(t, err)
+	seed := strings.Fields(string(data))[0]
+
+	// The correct program passes, and the corpus seed runs before the others.
+	out, err = child(t, dir, "pass", "-sim.seeds=3")
+	require.NoError(t, err, out)
+	first := regexp.MustCompile(`=== RUN   TestFixture/seed=(0x[0-9a-f]+)`).FindStringSubmatch(out)
+	require.NotNil(t, first, out)
+	assert.Equal(t, seed, first[1])
+	assert.Contains(t, out, "4 seeds (random), 0 failed")
+}
+
+func TestHarnessDeterminismModeCatchesNondeterminism(t *testing.T) {
+	dir := t.TempDir()
+	out, err := child(t, dir, "nondeterministic", "-sim.determinism", "-sim.seeds=5", "-sim.record=false", "-sim.out="+dir)
+	require.Error(t, err, out)
+	assert.Contains(t, out, "determinism: the same seed ran twice with different traces")
+	assert.Contains(t, out, "first difference at trace line")
+
+	out, err = child(t, dir, "pass", "-sim.determinism", "-sim.seeds=20")
+	require.NoError(t, err, out)
+}
+
+func TestHarnessPCT(t *testing.T) {
+	dir := t.TempDir()
+	out, err := child(t, dir, "fail", "-sim.strategy=pct", "-sim.pct.depth=2", "-sim.record=false", "-sim.out="+dir)
+	require.Error(t, err, out)
+	assert.Regexp(t, `strategy   pct\(depth=2,steps=\d+\)`, out)
+	assert.Regexp(t, `-sim.strategy=pct -sim.pct.depth=2 -sim.pct.steps=\d+ -v`, out)
+}
+
+func TestHarnessRejectsBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.txt"), []byte("hello\n1 2 3\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-sim.strategy=bogus"}, `-sim.strategy: unknown strategy "bogus"`},
+		{[]string{"-sim.seed=zz"}, `invalid value "zz" for flag -sim.seed`},
+		{[]string{"-sim.seeds=-1"}, "-sim.seeds must be positive"},
+		{[]string{"-sim.pct.depth=0"}, "-sim.pct.depth must be at least 1"},
+		{[]string{"-sim.maxsteps=-5"}, "-sim.maxsteps must be positive"},
+		{[]string{"-sim.replay=" + dir + "/missing.txt", "-sim.seed=1"}, "-sim.replay: cannot read decision file"},
+		{[]string{"-sim.replay=" + dir + "/junk.txt", "-sim.seed=1"}, "is not a decision file"},
+		{[]string{"-sim.replay=" + dir + "/junk.txt"}, "-sim.replay needs -sim.seed"},
+	} {
+		out, err := child(t, dir, "pass", c.args...)
+		assert.Error(t, err, "%v", c.args)
+		assert.Contains(t, out, c.want, "%v", c.args)
+		assert.NotContains(t, out, "panic:", "%v", c.args)
+	}
+}
+
+func TestSeedsAreStableAndSpread(t *testing.T) {
+	assert.Equal(t, SeedAt("TestA", 0), SeedAt("TestA", 0))
+	assert.NotEqual(t, SeedAt("TestA", 0), SeedAt("TestB", 0))
+	assert.NotEqual(t, SeedAt("TestA", 0), SeedAt("TestA", 1))
+	v, err := ParseSeed("0x5EED")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0x5eed), v)
+	v, err = ParseSeed("42")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(42), v)
+	_, err = ParseSeed("0x")
+	assert.Error(t, err)
+}
