@@ -54,9 +54,6 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 		}
 	}
 	if m.locked {
-		if m.holder == t && !t.killed {
-			s.Failf("sim: task %q locks %s, which it already holds (self-deadlock)", t.name, m.name)
-		}
 		m.waiters = append(m.waiters, t)
 		c.watch(t)
 		for m.locked {
@@ -153,9 +150,6 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 		m.writer = t
 		return nil
 	}
-	if m.writer == t && !t.killed {
-		s.Failf("sim: task %q write-locks %s, which it already holds (self-deadlock)", t.name, m.name)
-	}
 	m.writersWaiting++
 	c.watch(t)
 	defer c.unwatch(t)
@@ -203,9 +197,6 @@ func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
 	t := s.cur()
 	if ctx != nil && ctx.Err() != nil {
 		return ctx.Err()
-	}
-	if m.writer == t && !t.killed {
-		s.Failf("sim: task %q read-locks %s while holding its write lock (self-deadlock)", t.name, m.name)
 	}
 	c.watch(t)
 	defer c.unwatch(t)
