@@ -319,6 +319,7 @@ func TestPanicFailsTheRunWithTheTaskStack(t *testing.T) {
 		s.Go("crasher", func() {
 			s.Yield()
 			var m map[string]int
+			//lint:ignore SA5000 the test needs a task that panics
 			m["boom"] = 1
 		})
 		_ = s.Sleep(bg, time.Second)

@@ -37,7 +37,7 @@ type mutex struct {
 	waiters []*task
 }
 
-func (m *mutex) Lock() { _ = m.lock(nil, nil) }
+func (m *mutex) Lock() { _ = m.lock(context.Background(), nil) }
 
 func (m *mutex) LockContext(ctx context.Context) error {
 	c := m.s.simContext(ctx, "LockContext")
@@ -48,16 +48,14 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 	s := m.s
 	s.yieldPoint()
 	t := s.cur()
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if m.locked {
 		m.waiters = append(m.waiters, t)
 		c.watch(t)
 		for m.locked {
-			if ctx != nil && ctx.Err() != nil {
+			if ctx.Err() != nil {
 				break
 			}
 			if !slices.Contains(m.waiters, t) {
@@ -133,7 +131,7 @@ func (m *rwmutex) wait(t *task, op string) {
 	m.s.block(op, m.name)
 }
 
-func (m *rwmutex) Lock() { _ = m.lock(nil, nil) }
+func (m *rwmutex) Lock() { _ = m.lock(context.Background(), nil) }
 
 func (m *rwmutex) LockContext(ctx context.Context) error {
 	return m.lock(ctx, m.s.simContext(ctx, "LockContext"))
@@ -143,7 +141,7 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	s := m.s
 	s.yieldPoint()
 	t := s.cur()
-	if ctx != nil && ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if m.writer == nil && m.readers == 0 {
@@ -154,7 +152,7 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	c.watch(t)
 	defer c.unwatch(t)
 	for m.writer != nil || m.readers > 0 {
-		if ctx != nil && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			m.writersWaiting--
 			m.waiters = slices.DeleteFunc(m.waiters, func(x *task) bool { return x == t })
 			m.wakeAll() // readers held back by this writer may go
@@ -185,7 +183,7 @@ func (m *rwmutex) Unlock() {
 	m.wakeAll()
 }
 
-func (m *rwmutex) RLock() { _ = m.rlock(nil, nil) }
+func (m *rwmutex) RLock() { _ = m.rlock(context.Background(), nil) }
 
 func (m *rwmutex) RLockContext(ctx context.Context) error {
 	return m.rlock(ctx, m.s.simContext(ctx, "RLockContext"))
@@ -195,13 +193,13 @@ func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
 	s := m.s
 	s.yieldPoint()
 	t := s.cur()
-	if ctx != nil && ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	c.watch(t)
 	defer c.unwatch(t)
 	for m.writer != nil || m.writersWaiting > 0 {
-		if ctx != nil && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			m.waiters = slices.DeleteFunc(m.waiters, func(x *task) bool { return x == t })
 			return ctx.Err()
 		}

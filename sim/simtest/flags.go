@@ -64,6 +64,7 @@ var (
 	flagStepTime    = flag.Duration("sim.steptime", 0, "virtual time added per scheduling step (default 0: time moves only through sleeps and modelled latency)")
 	flagMaxSteps    = flag.Int64("sim.maxsteps", 0, "override the step limit of every run (0: the test's own)")
 	flagStats       = flag.String("sim.stats", "", "append one JSON line per simulation test (seeds, failures, steps, virtual and wall time) to this file")
+	flagTrace       = flag.String("sim.trace", "", "with -sim.seed: write the run's full trace to this file, whether it passes or fails")
 )
 
 func init() {
@@ -86,6 +87,7 @@ type settings struct {
 	stepTime    time.Duration
 	maxSteps    int64
 	stats       string
+	trace       string
 }
 
 // readSettings validates the flags, naming the flag in every error.
@@ -93,7 +95,7 @@ func readSettings(defaultSeeds int) (settings, error) {
 	st := settings{
 		seeds: defaultSeeds, strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
 		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, keepGoing: *flagKeepGoing,
-		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats,
+		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
 	}
 	if *flagSeeds < 0 {
 		return st, fmt.Errorf("-sim.seeds must be positive, got %d", *flagSeeds)
@@ -124,6 +126,9 @@ func readSettings(defaultSeeds int) (settings, error) {
 	}
 	if st.maxSteps < 0 {
 		return st, fmt.Errorf("-sim.maxsteps must be positive, got %d", st.maxSteps)
+	}
+	if st.trace != "" && st.onlySeed == nil {
+		return st, fmt.Errorf("-sim.trace needs -sim.seed: it writes the trace of one run")
 	}
 	if *flagReplay != "" {
 		if st.onlySeed == nil {

@@ -26,6 +26,7 @@
 //	-sim.steptime=1us     virtual time per scheduling step
 //	-sim.maxsteps=N       override the step limit
 //	-sim.stats=FILE       append a JSON summary line per test
+//	-sim.trace=FILE       with -sim.seed: write the full trace of that run
 package simtest
 
 import (
@@ -137,7 +138,18 @@ func Run(t *testing.T, opts Options, body Body) Summary {
 		}
 		name := fmt.Sprintf("seed=%#x", ps.seed)
 		t.Run(name, func(t *testing.T) {
-			res, failure := runOnce(opts, ps.seed, st, pctSteps, body, nil)
+			var trace *bytes.Buffer
+			if st.trace != "" {
+				trace = &bytes.Buffer{}
+			}
+			res, failure := runOnce(opts, ps.seed, st, pctSteps, body, trace)
+			if trace != nil {
+				if err := os.WriteFile(st.trace, trace.Bytes(), 0o644); err != nil {
+					t.Errorf("windtunnel: -sim.trace: %v", err)
+				} else {
+					t.Logf("windtunnel: trace of seed %#x (%d events, hash %#016x) written to %s", ps.seed, res.Events, res.Hash, st.trace)
+				}
+			}
 			sum.Seeds++
 			sum.Steps += res.Steps
 			sum.Virtual += res.Elapsed

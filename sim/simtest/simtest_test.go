@@ -100,6 +100,14 @@ func TestHarnessFailureBlockReproducesAndReplays(t *testing.T) {
 	assert.Contains(t, again, "trace hash "+hash[1])
 	assert.Contains(t, again, "seed       "+seed[1]+" (flag)")
 
+	// -sim.trace writes the whole trace of one run, pass or fail.
+	traced, err := child(t, dir, "pass", "-sim.seed="+seed[1], "-sim.trace="+dir+"/trace.txt")
+	require.NoError(t, err, traced)
+	data, err := os.ReadFile(dir + "/trace.txt")
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "spawn 1 inc0")
+	assert.Contains(t, traced, "written to "+dir+"/trace.txt")
+
 	// The recorded schedule replays to the same failure.
 	decisions := filepath.Join(dir, "art", "TestFixture_seed="+seed[1], "decisions.txt")
 	replayed, err := child(t, dir, "fail", "-sim.seed="+seed[1], "-sim.replay="+decisions, "-sim.out="+dir+"/art3")
@@ -161,6 +169,7 @@ func TestHarnessRejectsBadFlags(t *testing.T) {
 		{[]string{"-sim.replay=" + dir + "/missing.txt", "-sim.seed=1"}, "-sim.replay: cannot read decision file"},
 		{[]string{"-sim.replay=" + dir + "/junk.txt", "-sim.seed=1"}, "is not a decision file"},
 		{[]string{"-sim.replay=" + dir + "/junk.txt"}, "-sim.replay needs -sim.seed"},
+		{[]string{"-sim.trace=" + dir + "/t.txt"}, "-sim.trace needs -sim.seed"},
 	} {
 		out, err := child(t, dir, "pass", c.args...)
 		assert.Error(t, err, "%v", c.args)
