@@ -1,0 +1,4 @@
+package membership
+
+// CompareIDs exposes the snapshot order to the external tests.
+var CompareIDs = compareIDs
