@@ -1,0 +1,94 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Mutant is a small, realistic change to one production file: Old must occur
+// in File exactly once and is replaced by New. The change is applied at build
+// time through go test -overlay, so production code carries no hooks for it.
+type Mutant struct {
+	ID     string   // short and unique: "oc-no-age-check"
+	Claims []string // the claims whose checks must catch it
+	What   string   // the mistake, in words
+	File   string   // relative to the module root
+	Old    string
+	New    string
+	// Tests is the -run pattern of the checks that must catch it.
+	Tests string
+	// Seeds is the seed budget within which it must be caught (0: the
+	// audit's default).
+	Seeds int
+}
+
+// Apply writes the mutated file and an overlay description into dir and
+// returns the overlay's path. A snippet that does not occur exactly once is
+// an error: a mutant that silently stopped applying would count as caught.
+func (m Mutant) Apply(root, dir string) (string, error) {
+	src := filepath.Join(root, m.File)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", fmt.Errorf("mutant %s: %v", m.ID, err)
+	}
+	if n := strings.Count(string(data), m.Old); n != 1 {
+		return "", fmt.Errorf("mutant %s: its snippet occurs %d times in %s (want exactly once): %q", m.ID, n, m.File, m.Old)
+	}
+	if m.Old == m.New {
+		return "", fmt.Errorf("mutant %s: old and new snippets are identical", m.ID)
+	}
+	mutated := strings.Replace(string(data), m.Old, m.New, 1)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(m.File))
+	if err := os.WriteFile(dst, []byte(mutated), 0o644); err != nil {
+		return "", err
+	}
+	absSrc, err := filepath.Abs(src)
+	if err != nil {
+		return "", err
+	}
+	absDst, err := filepath.Abs(dst)
+	if err != nil {
+		return "", err
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {absSrc: absDst}})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "overlay.json")
+	return path, os.WriteFile(path, overlay, 0o644)
+}
+
+// Validate checks the catalogue's shape: unique IDs, known claims, a test
+// pattern, and a real change.
+func Validate(ms []Mutant, claims []Claim) error {
+	known := map[string]bool{}
+	for _, c := range claims {
+		known[c.ID] = true
+	}
+	ids := map[string]bool{}
+	for _, m := range ms {
+		switch {
+		case m.ID == "" || ids[m.ID]:
+			return fmt.Errorf("mutant %q: empty or duplicate ID", m.ID)
+		case len(m.Claims) == 0:
+			return fmt.Errorf("mutant %s: names no claim", m.ID)
+		case m.Tests == "":
+			return fmt.Errorf("mutant %s: no test pattern", m.ID)
+		case m.Old == "" || m.Old == m.New:
+			return fmt.Errorf("mutant %s: no change", m.ID)
+		}
+		for _, c := range m.Claims {
+			if !known[c] {
+				return fmt.Errorf("mutant %s: unknown claim %s", m.ID, c)
+			}
+		}
+		ids[m.ID] = true
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package audit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+)
+
+var sample = []Claim{{ID: "OC-2", Text: "≤ 1 s"}, {ID: "OC-6", Text: "debt"}, {ID: "OC-9", Text: "metrics"}}
+
+func TestMergeKeepsTheWorstAndFlagsGaps(t *testing.T) {
+	recs := []claims.Record{
+		{ID: "OC-2", Test: "TestOC2_Private", Verdict: claims.Holds, Measured: "0.7s", Bound: "≤ 1s", Value: 0.7, Seeds: 10,
+			Buckets: []claims.Bucket{{"<1s", 5}, {"≥1s", 0}}},
+		{ID: "OC-2", Test: "TestOC2_Deleted", Verdict: claims.Holds, Measured: "0.9s", Bound: "≤ 1s", Value: 0.9, Seeds: 10, Witness: "read 7",
+			Buckets: []claims.Bucket{{"<1s", 3}, {"≥1s", 0}}},
+		{ID: "OC-6", Test: "TestOC6_Lin", Verdict: claims.KnownDeviation, Measured: "found in 3 of 10 seeds", Seeds: 10},
+	}
+	got := Merge(sample, recs)
+	require.Len(t, got, 3)
+	assert.Equal(t, claims.Holds, got[0].Verdict)
+	assert.Equal(t, "0.9s", got[0].Measured)
+	assert.Equal(t, "read 7", got[0].Witness)
+	assert.Equal(t, 20, got[0].Seeds)
+	assert.Equal(t, []string{"TestOC2_Private", "TestOC2_Deleted"}, got[0].Tests)
+	assert.Equal(t, []claims.Bucket{{"<1s", 8}, {"≥1s", 0}}, got[0].Buckets)
+	assert.Equal(t, claims.KnownDeviation, got[1].Verdict)
+	assert.Equal(t, claims.KnownDeviation, got[1].Expected)
+	assert.Equal(t, claims.NotChecked, got[2].Verdict)
+
+	rep := &Report{Claims: got, Mutants: []MutantResult{
+		{ID: "m1", Claims: []string{"OC-2"}, Caught: true, SeedsToCatch: 3, CaughtBy: "TestOC2_Private"},
+		{ID: "m2", Claims: []string{"OC-2"}, What: "no age check", SeedBudget: 50},
+		{ID: "m3", Claims: []string{"OC-6"}, Error: "snippet occurs 0 times"},
+	}}
+	Judge(rep)
+	assert.Len(t, rep.Problems, 3, "%v", rep.Problems)
+	assert.Contains(t, rep.Problems[0], "OC-9 is not checked")
+	assert.Contains(t, rep.Problems[1], "m2")
+	assert.Contains(t, rep.Problems[2], "m3")
+
+	var table bytes.Buffer
+	require.NoError(t, WriteTable(&table, rep))
+	assert.Contains(t, table.String(), "m1: caught@3")
+	assert.Contains(t, table.String(), "m2: SURVIVED 50")
+	assert.Contains(t, table.String(), "not-checked (expected holds)")
+	assert.Contains(t, table.String(), "3 problem(s)")
+
+	dir := t.TempDir()
+	require.NoError(t, WriteFiles(dir, rep))
+	md, err := os.ReadFile(filepath.Join(dir, "AUDIT.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "![OC-2 distribution](charts/OC-2.svg)")
+	svg, err := os.ReadFile(filepath.Join(dir, "charts", "OC-2.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "<svg")
+	js, err := os.ReadFile(filepath.Join(dir, "audit.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"seeds_to_catch": 3`)
+	assert.Contains(t, string(js), `"verdict": "not-checked"`)
+}
+
+func TestAViolatedClaimIsAProblem(t *testing.T) {
+	got := Merge(sample[:1], []claims.Record{
+		{ID: "OC-2", Verdict: claims.Holds, Value: 0.5},
+		{ID: "OC-2", Verdict: claims.Violated, Value: 1.4, Measured: "1.4s"},
+	})
+	rep := &Report{Claims: got}
+	Judge(rep)
+	require.Len(t, rep.Problems, 1)
+	assert.Contains(t, rep.Problems[0], "OC-2: verdict violated, expected holds (1.4s)")
+}

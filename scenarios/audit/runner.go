@@ -1,0 +1,245 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+)
+
+// Runner runs go test processes for the audit and reports progress.
+type Runner struct {
+	Root    string        // module root
+	Out     string        // output directory (out/)
+	Pkgs    []string      // scenario packages, e.g. ./scenarios
+	Log     io.Writer     // progress lines
+	Timeout time.Duration // per go test process
+}
+
+// statsLine mirrors simtest.Summary's JSON.
+type statsLine struct {
+	Test             string `json:"test"`
+	Seeds            int    `json:"seeds"`
+	Failures         int    `json:"failures"`
+	FirstFailure     int    `json:"first_failure"`
+	FirstFailingSeed string `json:"first_failing_seed"`
+	FirstFailureMsg  string `json:"first_failure_msg"`
+}
+
+func readStats(path string) ([]statsLine, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []statsLine
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		var s statsLine
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (r Runner) goTest(ctx context.Context, out io.Writer, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-timeout", r.Timeout.String()}, args...)...)
+	cmd.Dir = r.Root
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd.Run()
+}
+
+// RunClaims runs the scenario tests matching pattern over seeds and returns
+// the claim records they wrote. Progress (each test's result and each claim
+// record) streams to r.Log. A failing test is not an error here: its claims
+// are recorded as violated.
+func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, error) {
+	dir := filepath.Join(r.Out, "claims")
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	recFile, _ := filepath.Abs(filepath.Join(dir, "claims.jsonl"))
+	statsFile, _ := filepath.Abs(filepath.Join(dir, "stats.jsonl"))
+	artDir, _ := filepath.Abs(filepath.Join(dir, "artifacts"))
+	logFile, err := os.Create(filepath.Join(dir, "output.txt"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(logFile, line)
+			if progressLine(line) {
+				fmt.Fprintln(r.Log, "  "+strings.TrimSpace(line))
+			}
+		}
+	}()
+	args := append([]string{"-v", "-run", pattern}, r.Pkgs...)
+	args = append(args, fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.record=false",
+		"-wt.claims="+recFile, "-sim.stats="+statsFile, "-sim.out="+artDir)
+	runErr := r.goTest(ctx, pw, args...)
+	pw.Close()
+	<-done
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) {
+		return nil, fmt.Errorf("go test: %v", runErr)
+	}
+	recs, err := claims.Read(recFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("the scenario tests wrote no claim records (see %s)", logFile.Name())
+	}
+	return recs, err
+}
+
+func progressLine(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "claim ") || strings.Contains(t, "claim_test.go") ||
+		(strings.HasPrefix(l, "--- ") && !strings.Contains(l, "/")) ||
+		strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "ok ") || strings.HasPrefix(t, "panic:") ||
+		strings.Contains(t, ": claim ")
+}
+
+// RunMutant applies m, runs its checks over seeds, and says whether and
+// after how many seeds they caught it.
+func (r Runner) RunMutant(ctx context.Context, m Mutant, seeds int) MutantResult {
+	res := MutantResult{ID: m.ID, Claims: m.Claims, What: m.What, SeedBudget: seeds}
+	if m.Seeds > 0 {
+		res.SeedBudget = m.Seeds
+	}
+	dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", m.ID))
+	_ = os.RemoveAll(dir)
+	overlay, err := m.Apply(r.Root, dir)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	statsFile := filepath.Join(dir, "stats.jsonl")
+	var out bytes.Buffer
+	args := append([]string{"-overlay=" + overlay, "-run", m.Tests}, r.Pkgs...)
+	args = append(args, fmt.Sprintf("-sim.seeds=%d", res.SeedBudget), "-sim.record=false",
+		"-sim.stats="+statsFile, "-sim.out="+filepath.Join(dir, "artifacts"), "-wt.claims="+filepath.Join(dir, "claims.jsonl"))
+	runErr := r.goTest(ctx, &out, args...)
+	_ = os.WriteFile(filepath.Join(dir, "output.txt"), out.Bytes(), 0o644)
+	text := out.String()
+	switch {
+	case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
+		res.Error = "the mutant does not build: see " + filepath.Join(dir, "output.txt")
+		return res
+	case strings.Contains(text, "no tests to run"):
+		res.Error = fmt.Sprintf("no scenario test matches %q", m.Tests)
+		return res
+	case runErr == nil:
+		return res // survived
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(runErr, &exitErr) {
+		res.Error = fmt.Sprintf("go test: %v", runErr)
+		return res
+	}
+	res.Caught = true
+	res.SeedsToCatch = 1
+	stats, err := readStats(statsFile)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	for _, s := range stats {
+		if s.Failures > 0 {
+			res.SeedsToCatch = s.FirstFailure
+			res.CaughtBy = fmt.Sprintf("%s (seed %s: %s)", s.Test, s.FirstFailingSeed, oneLine(s.FirstFailureMsg, 120))
+			break
+		}
+	}
+	if res.CaughtBy == "" {
+		res.CaughtBy = firstFailedTest(text)
+	}
+	return res
+}
+
+func firstFailedTest(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "--- FAIL: ") {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "--- FAIL: "))
+		}
+	}
+	return "a failing test (see output.txt)"
+}
+
+// RunMutants runs ms with up to parallel go test processes at once and
+// returns their results in catalogue order.
+func (r Runner) RunMutants(ctx context.Context, ms []Mutant, seeds, parallel int) []MutantResult {
+	results := make([]MutantResult, len(ms))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i, m := range ms {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			res := r.RunMutant(ctx, m, seeds)
+			results[i] = res
+			mu.Lock()
+			done++
+			state := "SURVIVED"
+			switch {
+			case res.Error != "":
+				state = "ERROR: " + res.Error
+			case res.Caught:
+				state = fmt.Sprintf("caught after %d seed(s) by %s", res.SeedsToCatch, res.CaughtBy)
+			}
+			fmt.Fprintf(r.Log, "  [mutant %d/%d] %-45s %s (%v)\n", done, len(ms), m.ID, state, time.Since(start).Round(time.Second))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// Commit describes the checked-out commit, for the report.
+func Commit(root string) string {
+	cmd := exec.Command("git", "rev-parse", "--short=12", "HEAD")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	st := exec.Command("git", "status", "--porcelain", "--untracked-files=no")
+	st.Dir = root
+	if o, err := st.Output(); err == nil && len(bytes.TrimSpace(o)) > 0 {
+		c += "+uncommitted"
+	}
+	return c
+}
