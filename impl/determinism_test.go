@@ -65,7 +65,7 @@ func scan(t *testing.T, dir string, implRules bool, patterns ...string) []violat
 }
 
 func excluded(path string) bool {
-	for _, prefix := range []string{module + "/impl/rt", module + "/impl/edge", module + "/scenarios/audit"} {
+	for _, prefix := range []string{module + "/impl/rt", module + "/impl/edge", module + "/scenarios/audit", module + "/scenarios/cmd"} {
 		if path == prefix || strings.HasPrefix(path, prefix+"/") {
 			return true
 		}

@@ -1,0 +1,118 @@
+package relay
+
+import (
+	"fmt"
+
+	"github.com/windtunnel/windtunnel/checks"
+)
+
+// Class says which claim a read serves.
+type Class uint8
+
+const (
+	// NonMember: an OC read of a channel the reader never has a membership
+	// in, so any grant comes from the open half (OC-2, OC-3, OC-4).
+	NonMember Class = iota + 1
+	// Member: an OC read of a channel that is never open, so any grant
+	// comes from the member half (OC-6, OC-7).
+	Member
+	// Membership: an MS channel check (MS-2, MS-3, MS-10).
+	Membership
+)
+
+func (c Class) String() string {
+	switch c {
+	case NonMember:
+		return "non-member"
+	case Member:
+		return "member"
+	case Membership:
+		return "membership"
+	}
+	return fmt.Sprintf("Class(%d)", uint8(c))
+}
+
+// ReadOp is one recorded answer for one key.
+type ReadOp struct {
+	Key            Key
+	Class          Class
+	Pod, Client    int
+	Invoke, Return int64 // virtual ns since sim.Epoch
+	Granted        bool
+}
+
+// WriteOp is a change of one key's truth by an admin, from the start of the
+// write to the end of the local invalidation on the admin's pod: the
+// interval porcupine places the change in.
+type WriteOp struct {
+	Key          Key
+	Value        bool
+	Call, Return int64
+	Pod          int
+}
+
+// History is every answer and every truth-changing write of a run, bounded.
+type History struct {
+	Reads  []ReadOp
+	Writes []WriteOp
+	max    int
+}
+
+// NewHistory returns a history that refuses to grow past maxOps operations.
+func NewHistory(maxOps int) *History { return &History{max: maxOps} }
+
+func (h *History) full() bool { return len(h.Reads)+len(h.Writes) >= h.max }
+
+// StalenessReads returns the reads of the given classes for checks.Staleness.
+func (h *History) StalenessReads(classes ...Class) []checks.Read {
+	var out []checks.Read
+	for i, r := range h.Reads {
+		if !hasClass(classes, r.Class) {
+			continue
+		}
+		out = append(out, checks.Read{ID: i, Key: r.Key.String(), Invoke: r.Invoke, Return: r.Return, Granted: r.Granted})
+	}
+	return out
+}
+
+// LinOps returns the reads of the given classes and every write of their
+// keys, for checks.Linearizable.
+func (h *History) LinOps(classes ...Class) []checks.LinOp {
+	var out []checks.LinOp
+	keys := map[Key]bool{}
+	for _, r := range h.Reads {
+		if !hasClass(classes, r.Class) {
+			continue
+		}
+		keys[r.Key] = true
+		out = append(out, checks.LinOp{Key: r.Key.String(), Value: r.Granted, Call: r.Invoke, Return: r.Return, Pod: r.Pod, Client: r.Client})
+	}
+	for _, w := range h.Writes {
+		if keys[w.Key] {
+			out = append(out, checks.LinOp{Key: w.Key.String(), Write: true, Value: w.Value, Call: w.Call, Return: w.Return, Pod: w.Pod, Client: -1})
+		}
+	}
+	return out
+}
+
+// Describe renders read i for a witness.
+func (h *History) Describe(i int) string {
+	if i < 0 || i >= len(h.Reads) {
+		return fmt.Sprintf("read #%d (out of range)", i)
+	}
+	r := h.Reads[i]
+	return fmt.Sprintf("read #%d %s %s on pod %d by client %d: granted=%v, invoked +%v, returned +%v",
+		i, r.Class, r.Key, r.Pod, r.Client, r.Granted, nsDur(r.Invoke), nsDur(r.Return))
+}
+
+func hasClass(cs []Class, c Class) bool {
+	if len(cs) == 0 {
+		return true
+	}
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+package relay
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/windtunnel/windtunnel/impl/authz"
+	"github.com/windtunnel/windtunnel/sim/simdb"
+)
+
+// Statement names, as the pool counts them.
+const (
+	StmtMemberChannels     = "member_channels"
+	StmtListedOpenChannels = "listed_open_channels"
+	StmtActiveMemberships  = "active_memberships"
+	StmtIsActiveMember     = "is_active_member"
+)
+
+// Statements lists every statement the store runs (simdb's Config.Statements).
+var Statements = []string{StmtMemberChannels, StmtListedOpenChannels, StmtActiveMemberships, StmtIsActiveMember}
+
+// Store is the relay database behind an authz.Pool: the production caches
+// read it exactly as they read PostgreSQL through pgxpool.
+type Store struct {
+	DB *simdb.DB[Tables]
+}
+
+// Acquire implements authz.Pool: it waits for a pool connection.
+func (s Store) Acquire(ctx context.Context) (authz.Conn, error) {
+	c, err := s.DB.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return conn{c}, nil
+}
+
+type conn struct{ c *simdb.Conn[Tables] }
+
+func (c conn) CheckedOutAt() time.Time { return c.c.CheckedOutAt() }
+func (c conn) Release()                { c.c.Release() }
+
+func countIDs(ids []authz.ID) int { return len(ids) }
+
+func (c conn) MemberChannels(ctx context.Context, community, user authz.ID) ([]authz.ID, error) {
+	return simdb.Query(ctx, c.c, StmtMemberChannels, countIDs, func(t *Tables) []authz.ID {
+		return t.memberChannels(community, user, -1)
+	})
+}
+
+func (c conn) ListedOpenChannels(ctx context.Context, community authz.ID) ([]authz.ID, error) {
+	return simdb.Query(ctx, c.c, StmtListedOpenChannels, countIDs, func(t *Tables) []authz.ID {
+		return t.listedOpenChannels(community)
+	})
+}
+
+func (c conn) ActiveMemberships(ctx context.Context, community, user authz.ID, limit int) ([]authz.ID, error) {
+	ids, err := simdb.Query(ctx, c.c, StmtActiveMemberships, countIDs, func(t *Tables) []authz.ID {
+		return t.memberChannels(community, user, limit)
+	})
+	// PostgreSQL returns rows in no particular order: the cache must sort.
+	slices.Reverse(ids)
+	return ids, err
+}
+
+func (c conn) IsActiveMember(ctx context.Context, community, user, channel authz.ID) (bool, error) {
+	ok, err := simdb.Query(ctx, c.c, StmtIsActiveMember, func(ok bool) int {
+		if ok {
+			return 1
+		}
+		return 0
+	}, func(t *Tables) bool { return t.IsActiveMember(community, user, channel) })
+	return ok, err
+}

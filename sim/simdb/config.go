@@ -1,0 +1,146 @@
+package simdb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults of a Config. DefaultPoolSize is the pool the membership seed's
+// A/B ran with (BUZZ_DB_POOL_SIZE=50).
+const (
+	DefaultPoolSize   = 50
+	DefaultMaxWaiters = 10_000
+	DefaultMaxCommits = 1 << 20
+)
+
+// Statement describes one statement or write as it starts, for a Hook.
+type Statement struct {
+	Name  string    // the statement's name, or a write's "what"
+	Write bool      // true for DB.Write
+	Conn  int       // the connection's number (1..PoolSize); 0 for a write
+	At    time.Time // the start instant (the snapshot instant of a read)
+}
+
+// Fault is what a Hook decides for one statement.
+type Fault struct {
+	// Err, if not nil, fails the statement: a read returns it instead of
+	// rows, a write does not commit. It is returned as is after the
+	// statement's latency, so the scenario can recognise its own errors.
+	Err error
+	// Latency replaces the drawn latency when Fixed is true: a scenario
+	// can make one load slow enough to straddle a write (OC-2, MS-2).
+	Latency time.Duration
+	Fixed   bool
+}
+
+// Hook lets a scenario direct faults at particular statements. It runs at
+// the start of every statement and write, after the random draws, and must
+// not block (it runs inside the statement, between two scheduling points).
+type Hook func(Statement) Fault
+
+// Config is a database's pool size, latency model and faults. A swarm seed
+// picks one per run (see Swarm); String is its line in the run header.
+type Config struct {
+	// PoolSize is the number of connections (0: DefaultPoolSize). Acquire
+	// waits, FIFO, while all are checked out.
+	PoolSize int
+	// Latency is drawn once per statement and per write.
+	Latency Latency
+	// ReadErrorProb is the probability that a statement fails with a
+	// *TransientError (connection reset, serialization failure...).
+	ReadErrorProb float64
+	// WriteErrorProb is the probability that a write fails with a
+	// *TransientError and does not commit.
+	WriteErrorProb float64
+	// Statements names every statement Query may run, like prepared
+	// statements: counters are kept per name, and an unknown name is an
+	// error instead of a silently new series.
+	Statements []string
+	// Hook, if set, may fail or slow down particular statements.
+	Hook Hook
+	// MaxWaiters bounds the queue of Acquire calls waiting for a
+	// connection (0: DefaultMaxWaiters); past it Acquire fails with
+	// ErrPoolQueueFull instead of queueing without limit.
+	MaxWaiters int
+	// MaxCommits bounds the commit log (0: DefaultMaxCommits); a run that
+	// writes more fails, as the log is the checkers' source of truth and
+	// must never be truncated.
+	MaxCommits int
+}
+
+func validProb(name string, p float64) error {
+	if math.IsNaN(p) || p < 0 || p > 1 {
+		return fmt.Errorf("simdb: %s must be in [0, 1], got %v", name, p)
+	}
+	return nil
+}
+
+// Validate reports the first problem with c, or nil. Zero limits mean the
+// defaults and are valid.
+func (c Config) Validate() error {
+	if c.PoolSize < 0 {
+		return fmt.Errorf("simdb: PoolSize must not be negative, got %d", c.PoolSize)
+	}
+	if c.MaxWaiters < 0 {
+		return fmt.Errorf("simdb: MaxWaiters must not be negative, got %d", c.MaxWaiters)
+	}
+	if c.MaxCommits < 0 {
+		return fmt.Errorf("simdb: MaxCommits must not be negative, got %d", c.MaxCommits)
+	}
+	if err := c.Latency.Validate(); err != nil {
+		return err
+	}
+	if err := validProb("ReadErrorProb", c.ReadErrorProb); err != nil {
+		return err
+	}
+	if err := validProb("WriteErrorProb", c.WriteErrorProb); err != nil {
+		return err
+	}
+	for i, name := range c.Statements {
+		if name == "" || strings.ContainsAny(name, " {}\"\n") {
+			return fmt.Errorf("simdb: statement name %q is empty or has a space, brace, quote or newline", name)
+		}
+		if slices.Contains(c.Statements[:i], name) {
+			return fmt.Errorf("simdb: statement %q is declared twice", name)
+		}
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.PoolSize == 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.MaxWaiters == 0 {
+		c.MaxWaiters = DefaultMaxWaiters
+	}
+	if c.MaxCommits == 0 {
+		c.MaxCommits = DefaultMaxCommits
+	}
+	c.Statements = slices.Clone(c.Statements)
+	return c
+}
+
+// String describes the pool, latency and faults for a run header, e.g.
+// "db pool=4 latency=500µs–5ms, slow 2% of 200ms–3s read_errors=1% write_errors=off".
+func (c Config) String() string {
+	pool := c.PoolSize
+	if pool == 0 {
+		pool = DefaultPoolSize
+	}
+	s := fmt.Sprintf("db pool=%d latency=%v read_errors=%s write_errors=%s", pool, c.Latency, pct(c.ReadErrorProb), pct(c.WriteErrorProb))
+	if c.Hook != nil {
+		s += " hook=on"
+	}
+	return s
+}
+
+func pct(p float64) string {
+	if p == 0 {
+		return "off"
+	}
+	return fmt.Sprintf("%.3g%%", 100*p)
+}

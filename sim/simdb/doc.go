@@ -1,0 +1,30 @@
+// Package simdb is a simulated database for deterministic simulations: a
+// PostgreSQL-like store behind a connection pool, built on package sim.
+//
+// A DB holds the scenario's tables (any type S), a commit log and a pool of
+// connections:
+//
+//   - Acquire checks out one of PoolSize connections, waiting in FIFO order
+//     while all are busy and giving up when its context ends; a queued
+//     caller's CheckedOutAt is the instant another caller released.
+//   - Query runs a named statement on a connection. It reads one snapshot
+//     at its start instant, then takes a latency drawn from a distribution
+//     with a slow tail, then returns, so a write that commits during the
+//     latency is not seen, as with a PostgreSQL statement.
+//   - Write applies a change at one virtual instant, after its own latency,
+//     and appends a Commit to the log. The log is the checkers' source of
+//     truth; inside the change, CommitInstant tells the scenario the instant
+//     so it can record per-key truth.
+//   - Faults: transient errors with a configured probability (a
+//     *TransientError, see IsTransient), and a Hook for faults a scenario
+//     aims at particular statements (an error, or an exact latency).
+//   - Counters: statements and rows per statement name, checkouts, queueing
+//     time (total and max), injected errors, commits (Stats, Registry).
+//
+// Every random choice comes from the run's world source (sim.Sim.Rand), so a
+// seed reproduces the same latencies and faults. Swarm picks a fault plan
+// per seed; its String goes in the run header (sim.Sim.Note).
+//
+// The relay's tables and the authz.Pool adapter live in scenarios/, on top
+// of this package; it knows nothing about them.
+package simdb

@@ -1,0 +1,132 @@
+package simdb
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
+)
+
+// Conn is one checkout of a pooled connection. It is used by one task at a
+// time and released exactly once; the run fails on a second Release, on a
+// statement after Release, and on two statements at once.
+type Conn[S any] struct {
+	db           *DB[S]
+	id           int // connection number, 1..PoolSize
+	handle       uint64
+	checkedOutAt time.Time
+	released     bool
+	busy         bool // a statement is running on it
+}
+
+// waiter is an Acquire call queued for a connection. Release hands its
+// connection straight to the first waiter (grant), so the queue is FIFO and
+// the waiter's checkout instant is the release instant.
+type waiter struct {
+	since time.Time
+	ev    rt.Event
+	conn  int // granted connection number, 0 while waiting
+	at    time.Time
+}
+
+// Acquire checks out a connection, waiting in FIFO order while all
+// PoolSize are busy. It is a scheduling point. It gives up when ctx ends
+// (returning an error that wraps ctx.Err(), at exactly the deadline) and
+// fails with ErrPoolQueueFull when MaxWaiters callers already wait.
+func (db *DB[S]) Acquire(ctx context.Context) (*Conn[S], error) {
+	s := db.s
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("simdb: acquire: %w", err)
+	}
+	s.Yield() // the request travels to the pool: others may get there first
+	if err := ctx.Err(); err != nil {
+		db.m.acquireCanceled.Inc()
+		return nil, fmt.Errorf("simdb: acquire: %w", err)
+	}
+	if len(db.free) > 0 && len(db.waiters) == 0 {
+		id := db.free[0]
+		db.free = db.free[1:]
+		return db.checkout(id, s.Now(), s.Now()), nil
+	}
+	if len(db.waiters) >= db.cfg.MaxWaiters {
+		db.m.queueFull.Inc()
+		return nil, fmt.Errorf("%w (%d waiting, pool of %d)", ErrPoolQueueFull, len(db.waiters), db.cfg.PoolSize)
+	}
+	w := &waiter{since: s.Now(), ev: s.NewEvent("simdb checkout")}
+	db.waiters = append(db.waiters, w)
+	err := w.ev.Wait(ctx)
+	if err == nil {
+		return db.checkout(w.conn, w.since, w.at), nil
+	}
+	// The context ended. The connection may have been granted just before
+	// (Release's Set yields before it wakes us): pass it on, as the caller
+	// has given up.
+	db.m.acquireCanceled.Inc()
+	if w.conn != 0 {
+		db.putBack(w.conn)
+	} else {
+		db.waiters = slices.DeleteFunc(db.waiters, func(x *waiter) bool { return x == w })
+	}
+	s.Tracef("simdb acquire gave up after %v queued: %v", s.Now().Sub(w.since), err)
+	return nil, fmt.Errorf("simdb: acquire: %w", err)
+}
+
+func (db *DB[S]) checkout(id int, since, at time.Time) *Conn[S] {
+	db.nextID++
+	wait := at.Sub(since)
+	db.m.checkouts.Inc()
+	if wait > 0 {
+		db.m.checkoutWaits.Inc()
+		db.m.waitNs.Add(int64(wait))
+		db.m.waitMaxNs.SetMax(int64(wait))
+	}
+	db.m.inUse.Add(1)
+	db.m.inUseMax.SetMax(db.m.inUse.Value())
+	return &Conn[S]{db: db, id: id, handle: db.nextID, checkedOutAt: at}
+}
+
+// putBack returns connection id to the pool: straight to the first waiter
+// if any (granting it at this instant), else to the idle list.
+func (db *DB[S]) putBack(id int) {
+	if len(db.waiters) == 0 {
+		i, _ := slices.BinarySearch(db.free, id)
+		db.free = slices.Insert(db.free, i, id)
+		return
+	}
+	w := db.waiters[0]
+	db.waiters = db.waiters[1:]
+	w.conn, w.at = id, db.s.Now()
+	w.ev.Set()
+}
+
+// InUse returns how many connections are checked out now.
+func (db *DB[S]) InUse() int { return int(db.m.inUse.Value()) }
+
+// Waiting returns how many Acquire calls are queued now.
+func (db *DB[S]) Waiting() int { return len(db.waiters) }
+
+// ID returns the connection's number, 1..PoolSize.
+func (c *Conn[S]) ID() int { return c.id }
+
+// CheckedOutAt is the instant Acquire handed the connection over: for a
+// caller that queued, the instant another caller released it. Every
+// statement on the connection starts, and reads its snapshot, at or after
+// this instant (MS-2 measures freshness from it).
+func (c *Conn[S]) CheckedOutAt() time.Time { return c.checkedOutAt }
+
+// Release returns the connection to the pool. A second Release, or a
+// Release while a statement runs on it, fails the run.
+func (c *Conn[S]) Release() {
+	db := c.db
+	if c.released {
+		db.s.Failf("simdb: connection %d (checkout #%d) released twice", c.id, c.handle)
+	}
+	if c.busy {
+		db.s.Failf("simdb: connection %d (checkout #%d) released while a statement runs on it", c.id, c.handle)
+	}
+	c.released = true
+	db.m.inUse.Add(-1)
+	db.putBack(c.id)
+}
