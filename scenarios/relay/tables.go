@@ -18,15 +18,15 @@ type Channel struct {
 type Tables struct {
 	channels []Channel
 	index    map[authz.ID]int
-	members  map[membership]bool // active memberships; removed ones are false
-	byUser   map[authz.ID][]int  // channel positions the user ever had a membership in, in grant order
+	members  map[memberRow]bool // active memberships; removed ones are false
+	byUser   map[authz.ID][]int // channel positions the user ever had a membership in, in grant order
 }
 
-type membership struct{ user, channel authz.ID }
+type memberRow struct{ user, channel authz.ID }
 
 // NewTables returns empty tables.
 func NewTables() Tables {
-	return Tables{index: map[authz.ID]int{}, members: map[membership]bool{}, byUser: map[authz.ID][]int{}}
+	return Tables{index: map[authz.ID]int{}, members: map[memberRow]bool{}, byUser: map[authz.ID][]int{}}
 }
 
 // AddChannel inserts a channel row.
@@ -64,7 +64,7 @@ func (t *Tables) SetMember(user, channel authz.ID, active bool) error {
 	if !ok {
 		return fmt.Errorf("relay: no channel %v", channel)
 	}
-	k := membership{user, channel}
+	k := memberRow{user, channel}
 	if _, seen := t.members[k]; !seen {
 		t.byUser[user] = append(t.byUser[user], i)
 	}
@@ -84,7 +84,7 @@ func (t *Tables) memberChannels(community, user authz.ID, limit int) []authz.ID 
 			break
 		}
 		c := t.channels[i]
-		if c.Community == community && !c.Deleted && t.members[membership{user, c.ID}] {
+		if c.Community == community && !c.Deleted && t.members[memberRow{user, c.ID}] {
 			out = append(out, c.ID)
 		}
 	}
@@ -109,7 +109,7 @@ func (t *Tables) IsActiveMember(community, user, channel authz.ID) bool {
 		return false
 	}
 	c := t.channels[i]
-	return c.Community == community && !c.Deleted && t.members[membership{user, channel}]
+	return c.Community == community && !c.Deleted && t.members[memberRow{user, channel}]
 }
 
 // Accessible is the truth of OC: reader may access channel of community when
@@ -124,5 +124,5 @@ func (t *Tables) Accessible(community, reader, channel authz.ID) bool {
 	if c.Community != community || c.Deleted {
 		return false
 	}
-	return t.members[membership{reader, channel}] || (c.Open && c.Listed)
+	return t.members[memberRow{reader, channel}] || (c.Open && c.Listed)
 }
