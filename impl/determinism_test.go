@@ -1,8 +1,8 @@
 // This test enforces the determinism contract (DESIGN.md) on the source of
 // everything a simulated task runs: impl/ (outside impl/rt and impl/edge,
 // which are the real world's side of the seam) and the simulated world in
-// sim/simdb, sim/simbus and scenarios/ (outside scenarios/audit, which runs
-// go test as a process and times it).
+// sim/simdb, sim/simbus and scenarios/ (outside scenarios/audit and
+// scenarios/cmd, which run go test as processes and time them).
 package impl_test
 
 import (
