@@ -28,7 +28,10 @@ type churnOpts struct {
 	reliable bool
 	// noRestarts keeps every pod's caches for the whole run.
 	noRestarts bool
-	tweak      func(*relay.Churn)
+	// lossy makes sure invalidations are lost (at least 20% per link) on
+	// top of the swarm's plan, for claims about what a lost one allows.
+	lossy bool
+	tweak func(*relay.Churn)
 }
 
 type churnRun struct {
@@ -62,6 +65,9 @@ func flyChurn(s *sim.Sim, o churnOpts) (*churnRun, error) {
 	faults := simbus.Swarm(s.Rand(), horizon)
 	if o.reliable {
 		faults = simbus.Reliable()
+	}
+	if o.lossy {
+		faults.LossProb = max(faults.LossProb, 0.2)
 	}
 	pods := o.pods
 	if pods == 0 {

@@ -85,11 +85,15 @@ var ocMutants = []Mutant{
 		Tests: "^TestOC8_",
 	},
 	{
+		// The query still uses the community; only the cache key forgets
+		// it, so one community's member set is served for another.
 		ID: "oc-keyed-without-community", Claims: []string{"OC-10"},
-		What:  "the member half is keyed by reader only, without the community",
-		File:  "impl/accesschannels/cache.go",
-		Old:   "member, err = c.memberHalf(ctx, key{community: community, reader: reader})",
-		New:   "member, err = c.memberHalf(ctx, key{reader: reader})",
+		What: "the member half is cached under the reader alone, without the community",
+		File: "impl/accesschannels/member.go",
+		Old: "\tids, st := c.members.Get(k, c.r.Now())\n\tc.mu.Unlock()\n\tif st == wcache.Hit {\n\t\tc.m.memberHits.Inc()\n\t\treturn ids, nil\n\t}\n\tc.m.memberMisses.Inc()\n\n" +
+			"\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n\tc.mu.Lock()\n\tc.members.Put(k, ids,",
+		New: "\tids, st := c.members.Get(key{reader: k.reader}, c.r.Now())\n\tc.mu.Unlock()\n\tif st == wcache.Hit {\n\t\tc.m.memberHits.Inc()\n\t\treturn ids, nil\n\t}\n\tc.m.memberMisses.Inc()\n\n" +
+			"\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n\tc.mu.Lock()\n\tc.members.Put(key{reader: k.reader}, ids,",
 		Tests: "^TestOC10_",
 	},
 }

@@ -17,9 +17,9 @@ var sample = []Claim{{ID: "OC-2", Text: "≤ 1 s"}, {ID: "OC-6", Text: "debt"}, 
 func TestMergeKeepsTheWorstAndFlagsGaps(t *testing.T) {
 	recs := []claims.Record{
 		{ID: "OC-2", Test: "TestOC2_Private", Verdict: claims.Holds, Measured: "0.7s", Bound: "≤ 1s", Value: 0.7, Seeds: 10,
-			Buckets: []claims.Bucket{{"<1s", 5}, {"≥1s", 0}}},
+			Buckets: []claims.Bucket{{Label: "<1s", Count: 5}, {Label: "≥1s", Count: 0}}},
 		{ID: "OC-2", Test: "TestOC2_Deleted", Verdict: claims.Holds, Measured: "0.9s", Bound: "≤ 1s", Value: 0.9, Seeds: 10, Witness: "read 7",
-			Buckets: []claims.Bucket{{"<1s", 3}, {"≥1s", 0}}},
+			Buckets: []claims.Bucket{{Label: "<1s", Count: 3}, {Label: "≥1s", Count: 0}}},
 		{ID: "OC-6", Test: "TestOC6_Lin", Verdict: claims.KnownDeviation, Measured: "found in 3 of 10 seeds", Seeds: 10},
 	}
 	got := Merge(sample, recs)
@@ -29,7 +29,7 @@ func TestMergeKeepsTheWorstAndFlagsGaps(t *testing.T) {
 	assert.Equal(t, "read 7", got[0].Witness)
 	assert.Equal(t, 20, got[0].Seeds)
 	assert.Equal(t, []string{"TestOC2_Private", "TestOC2_Deleted"}, got[0].Tests)
-	assert.Equal(t, []claims.Bucket{{"<1s", 8}, {"≥1s", 0}}, got[0].Buckets)
+	assert.Equal(t, []claims.Bucket{{Label: "<1s", Count: 8}, {Label: "≥1s", Count: 0}}, got[0].Buckets)
 	assert.Equal(t, claims.KnownDeviation, got[1].Verdict)
 	assert.Equal(t, claims.KnownDeviation, got[1].Expected)
 	assert.Equal(t, claims.NotChecked, got[2].Verdict)

@@ -36,6 +36,7 @@ type Churn struct {
 	CancelProb        float64       // a read's context ends after a short random time
 	RestartProb       float64       // per admin step: restart a random pod
 	Deletes           bool          // revocations may delete (then the channel stays deleted)
+	CrossReads        bool          // member readers also ask about OtherCommunity, where they hold memberships (OC-10)
 	MembershipReadsMS bool          // readers also ask the membership cache
 }
 
@@ -46,7 +47,7 @@ func DefaultChurn() Churn {
 		Community: authz.NewID('k', 1), OtherCommunity: authz.NewID('k', 2),
 		Admins: 2, AdminWrites: 40, AdminPause: 3 * time.Second,
 		Readers: 6, Reads: 120, ReaderPause: time.Second,
-		CancelProb: 0.05, RestartProb: 0.02, Deletes: true, MembershipReadsMS: true,
+		CancelProb: 0.05, RestartProb: 0.02, Deletes: true, MembershipReadsMS: true, CrossReads: true,
 	}
 	for i := range 3 {
 		c.NonMembers = append(c.NonMembers, authz.NewID('n', uint64(i+1)))
@@ -185,7 +186,11 @@ func (c Churn) Run(ctx context.Context, w *World) (errs int) {
 					_, err := w.Accessible(rctx, pod, r, c.Community, pick(w, c.NonMembers))
 					count(err)
 				case 1:
-					_, err := w.Accessible(rctx, pod, r, c.Community, pick(w, c.Members))
+					community := c.Community
+					if c.CrossReads && s.Rand().IntN(4) == 0 {
+						community = c.OtherCommunity
+					}
+					_, err := w.Accessible(rctx, pod, r, community, pick(w, c.Members))
 					count(err)
 				default:
 					if c.MembershipReadsMS {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/authz"
+	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
 )
 
@@ -24,18 +25,44 @@ var Statements = []string{StmtMemberChannels, StmtListedOpenChannels, StmtActive
 // read it exactly as they read PostgreSQL through pgxpool.
 type Store struct {
 	DB *simdb.DB[Tables]
+	S  *sim.Sim
+	// Reads measures, per statement, the longest time from the Acquire that
+	// preceded it to its return: pool wait plus statement. A cache entry
+	// filled by such a read can be that much older than its insertion
+	// (OC-7's bound counts the TTL from insertion).
+	Reads *ReadTimes
+}
+
+// ReadTimes is the longest read per statement, in ns.
+type ReadTimes struct {
+	Max map[string]int64
 }
 
 // Acquire implements authz.Pool: it waits for a pool connection.
 func (s Store) Acquire(ctx context.Context) (authz.Conn, error) {
+	at := int64(s.S.Elapsed())
 	c, err := s.DB.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return conn{c}, nil
+	return conn{c: c, acquiredAt: at, reads: s.Reads, s: s.S}, nil
 }
 
-type conn struct{ c *simdb.Conn[Tables] }
+type conn struct {
+	c          *simdb.Conn[Tables]
+	acquiredAt int64
+	reads      *ReadTimes
+	s          *sim.Sim
+}
+
+func (c conn) done(stmt string) {
+	if c.reads == nil {
+		return
+	}
+	if d := int64(c.s.Elapsed()) - c.acquiredAt; d > c.reads.Max[stmt] {
+		c.reads.Max[stmt] = d
+	}
+}
 
 func (c conn) CheckedOutAt() time.Time { return c.c.CheckedOutAt() }
 func (c conn) Release()                { c.c.Release() }
@@ -43,18 +70,21 @@ func (c conn) Release()                { c.c.Release() }
 func countIDs(ids []authz.ID) int { return len(ids) }
 
 func (c conn) MemberChannels(ctx context.Context, community, user authz.ID) ([]authz.ID, error) {
+	defer c.done(StmtMemberChannels)
 	return simdb.Query(ctx, c.c, StmtMemberChannels, countIDs, func(t *Tables) []authz.ID {
 		return t.memberChannels(community, user, -1)
 	})
 }
 
 func (c conn) ListedOpenChannels(ctx context.Context, community authz.ID) ([]authz.ID, error) {
+	defer c.done(StmtListedOpenChannels)
 	return simdb.Query(ctx, c.c, StmtListedOpenChannels, countIDs, func(t *Tables) []authz.ID {
 		return t.listedOpenChannels(community)
 	})
 }
 
 func (c conn) ActiveMemberships(ctx context.Context, community, user authz.ID, limit int) ([]authz.ID, error) {
+	defer c.done(StmtActiveMemberships)
 	ids, err := simdb.Query(ctx, c.c, StmtActiveMemberships, countIDs, func(t *Tables) []authz.ID {
 		return t.memberChannels(community, user, limit)
 	})

@@ -71,7 +71,7 @@ func NewWorld(s *sim.Sim, cfg Config, tables Tables) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &World{S: s, DB: db, Store: Store{DB: db}, Bus: bus, Tracker: NewTracker(),
+	w := &World{S: s, DB: db, Store: Store{DB: db, S: s, Reads: &ReadTimes{Max: map[string]int64{}}}, Bus: bus, Tracker: NewTracker(),
 		History: NewHistory(cfg.MaxOps), cfg: cfg, class: map[Key]Class{}}
 	for i := range cfg.Pods {
 		p, err := w.newPod(i)
