@@ -13,6 +13,7 @@ package audit
 func Mutants() []Mutant {
 	var all []Mutant
 	all = append(all, ocMutants...)
+	all = append(all, ocMetricMutants...)
 	all = append(all, msMutants...)
 	all = append(all, drMutants...)
 	all = append(all, twMutants...)
@@ -95,6 +96,17 @@ var ocMutants = []Mutant{
 		New: "\tids, st := c.members.Get(key{reader: k.reader}, c.r.Now())\n\tc.mu.Unlock()\n\tif st == wcache.Hit {\n\t\tc.m.memberHits.Inc()\n\t\treturn ids, nil\n\t}\n\tc.m.memberMisses.Inc()\n\n" +
 			"\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n\tc.mu.Lock()\n\tc.members.Put(key{reader: k.reader}, ids,",
 		Tests: "^TestOC10_",
+	},
+}
+
+var ocMetricMutants = []Mutant{
+	{
+		ID: "oc-expired-counted-as-absent", Claims: []string{"OC-9"},
+		What:  "an open-set miss on an aged entry is counted under reason=\"absent\"",
+		File:  "impl/accesschannels/open.go",
+		Old:   "reason = c.m.openExpired",
+		New:   "reason = c.m.openAbsent",
+		Tests: "^TestOC9_",
 	},
 }
 

@@ -126,3 +126,12 @@ func (t *Tables) Accessible(community, reader, channel authz.ID) bool {
 	}
 	return t.members[memberRow{reader, channel}] || (c.Open && c.Listed)
 }
+
+// ChannelIDs returns every channel ID in insertion order.
+func (t *Tables) ChannelIDs() []authz.ID {
+	out := make([]authz.ID, len(t.channels))
+	for i, c := range t.channels {
+		out[i] = c.ID
+	}
+	return out
+}
