@@ -1,0 +1,209 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The full-scan inactivity cop: Apache Traffic Server's cop before PR #13821,
+// kept as the reference for the timer-wheel cop (TW-2: same connections
+// timed out) and as its baseline (TW-3: the old cop visits every connection
+// and does N mutex/thread lookups per pass; TW-9: the pass-time ratio).
+//
+// The semantics here are the specification both cops share:
+//
+//   - A connection may have an inactivity timeout (a duration: its deadline
+//     is last activity + timeout) and an active timeout (an absolute deadline
+//     set once). Its deadline is the earlier of the armed ones.
+//   - A deadline has passed once now is strictly after it. A pass at exactly
+//     the deadline does not time the connection out; the next one does.
+//   - A pass fires every timeout of a connection that has passed, the
+//     inactivity one first. Firing disarms it (an inactivity timeout must be
+//     set again to be re-armed); one not yet passed stays armed.
+//   - Activity only pushes the inactivity deadline later.
+
+// TimeoutKind says which timeout of a connection fired.
+type TimeoutKind uint8
+
+const (
+	// InactivityTimeout: no activity for the inactivity timeout.
+	InactivityTimeout TimeoutKind = iota + 1
+	// ActiveTimeout: the connection's total lifetime budget ran out.
+	ActiveTimeout
+)
+
+func (k TimeoutKind) String() string {
+	switch k {
+	case InactivityTimeout:
+		return "inactivity"
+	case ActiveTimeout:
+		return "active"
+	}
+	return fmt.Sprintf("TimeoutKind(%d)", uint8(k))
+}
+
+// ErrFullScanConn is returned for a closed connection or one of another cop.
+var ErrFullScanConn = errors.New("model: connection is closed or belongs to another full-scan cop")
+
+// FullScanConn is one connection of a FullScan cop.
+type FullScanConn struct {
+	f                 *FullScan
+	id                uint64
+	idx               int // position in f.conns; -1 once closed
+	inactivityTimeout time.Duration
+	inactivityAt      time.Time
+	activeAt          time.Time
+}
+
+// ID returns the connection's number: 1, 2, 3... in the order opened.
+func (c *FullScanConn) ID() uint64 { return c.id }
+
+// Closed reports whether the connection was closed.
+func (c *FullScanConn) Closed() bool { return c.idx < 0 }
+
+// InactivityDeadline returns the inactivity deadline, zero if none.
+func (c *FullScanConn) InactivityDeadline() time.Time { return c.inactivityAt }
+
+// ActiveDeadline returns the active-timeout deadline, zero if none.
+func (c *FullScanConn) ActiveDeadline() time.Time { return c.activeAt }
+
+// Deadline returns the earlier of the armed deadlines, zero if none.
+func (c *FullScanConn) Deadline() time.Time { return earliest(c.inactivityAt, c.activeAt) }
+
+// earliest returns the earlier of two instants where zero means none.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// FullScanTimeout is one timeout a pass fired.
+type FullScanTimeout struct {
+	ID       uint64
+	Kind     TimeoutKind
+	Deadline time.Time // the deadline that passed
+	At       time.Time // the pass instant
+}
+
+// FullScanPass is what one pass did. Visited and Lookups are always the
+// number of open connections: that is the cost the wheel removes.
+type FullScanPass struct {
+	Visited, Lookups, Fired int
+	// Timeouts lists the connections timed out, in scan order. The slice is
+	// reused by the next pass.
+	Timeouts []FullScanTimeout
+}
+
+// FullScan is the cop that walks every open connection once per pass. It
+// is a sequential model: not safe for concurrent use, and it never reads a
+// clock (every call takes now).
+type FullScan struct {
+	conns    []*FullScanConn
+	nextID   uint64
+	timeouts []FullScanTimeout
+}
+
+// NewFullScan returns a cop with no connections.
+func NewFullScan() *FullScan { return &FullScan{} }
+
+// Len returns the number of open connections.
+func (f *FullScan) Len() int { return len(f.conns) }
+
+// Open adds a connection with no timeout armed.
+func (f *FullScan) Open() *FullScanConn {
+	f.nextID++
+	c := &FullScanConn{f: f, id: f.nextID, idx: len(f.conns)}
+	f.conns = append(f.conns, c)
+	return c
+}
+
+func (f *FullScan) own(c *FullScanConn) error {
+	if c == nil || c.f != f || c.idx < 0 {
+		return ErrFullScanConn
+	}
+	return nil
+}
+
+// SetInactivityTimeout arms the inactivity timeout at now+d; 0 disarms it.
+func (f *FullScan) SetInactivityTimeout(c *FullScanConn, now time.Time, d time.Duration) error {
+	if err := f.own(c); err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("model: negative inactivity timeout %v", d)
+	}
+	c.inactivityTimeout, c.inactivityAt = d, time.Time{}
+	if d > 0 {
+		c.inactivityAt = now.Add(d)
+	}
+	return nil
+}
+
+// SetActiveTimeout arms the active timeout at now+d; 0 disarms it.
+func (f *FullScan) SetActiveTimeout(c *FullScanConn, now time.Time, d time.Duration) error {
+	if err := f.own(c); err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("model: negative active timeout %v", d)
+	}
+	c.activeAt = time.Time{}
+	if d > 0 {
+		c.activeAt = now.Add(d)
+	}
+	return nil
+}
+
+// NetActivity pushes an armed inactivity deadline to now + timeout, never
+// earlier. It ignores closed and foreign connections.
+func (f *FullScan) NetActivity(c *FullScanConn, now time.Time) {
+	if f.own(c) != nil || c.inactivityTimeout <= 0 {
+		return
+	}
+	if at := now.Add(c.inactivityTimeout); at.After(c.inactivityAt) {
+		c.inactivityAt = at
+	}
+}
+
+// Close removes the connection; closing twice is a no-op.
+func (f *FullScan) Close(c *FullScanConn) {
+	if f.own(c) != nil {
+		return
+	}
+	last := f.conns[len(f.conns)-1]
+	f.conns[c.idx], last.idx = last, c.idx
+	f.conns = f.conns[:len(f.conns)-1]
+	c.idx = -1
+	c.inactivityTimeout, c.inactivityAt, c.activeAt = 0, time.Time{}, time.Time{}
+}
+
+// Pass visits every open connection, looking each one up (the old cop's
+// get_mutex/get_thread), and times out those whose deadline has passed.
+func (f *FullScan) Pass(now time.Time) FullScanPass {
+	f.timeouts = f.timeouts[:0]
+	p := FullScanPass{}
+	for _, c := range f.conns {
+		p.Visited++
+		p.Lookups++
+		d := c.Deadline()
+		if d.IsZero() || !d.Before(now) { // a deadline has passed only once now is strictly after it
+			continue
+		}
+		if !c.inactivityAt.IsZero() && c.inactivityAt.Before(now) {
+			f.timeouts = append(f.timeouts, FullScanTimeout{ID: c.id, Kind: InactivityTimeout, Deadline: c.inactivityAt, At: now})
+			c.inactivityTimeout, c.inactivityAt = 0, time.Time{}
+		}
+		if !c.activeAt.IsZero() && c.activeAt.Before(now) {
+			f.timeouts = append(f.timeouts, FullScanTimeout{ID: c.id, Kind: ActiveTimeout, Deadline: c.activeAt, At: now})
+			c.activeAt = time.Time{}
+		}
+	}
+	p.Fired = len(f.timeouts)
+	p.Timeouts = f.timeouts
+	return p
+}
