@@ -200,9 +200,3 @@ var msMutants = []Mutant{
 		Tests: "^TestMS9_",
 	},
 }
-
-// Filled in with the drain and timer-wheel claims.
-var (
-	drMutants []Mutant
-	twMutants []Mutant
-)

@@ -1,0 +1,4 @@
+package audit
+
+// drMutants are the metrics-drain mutants (DR-*).
+var drMutants = []Mutant{}

@@ -1,0 +1,4 @@
+package audit
+
+// twMutants are the timer-wheel and inactivity-cop mutants (TW-*).
+var twMutants = []Mutant{}
