@@ -41,7 +41,7 @@ func TestEveryMutantAppliesExactlyOnce(t *testing.T) {
 			dir := t.TempDir()
 			overlay, err := m.Apply(root, dir)
 			require.NoError(t, err)
-			data, err := os.ReadFile(filepath.Join(dir, filepath.Base(m.File)))
+			data, err := os.ReadFile(filepath.Join(dir, "_src", filepath.Base(m.File)))
 			require.NoError(t, err)
 			assert.Contains(t, string(data), m.New)
 			raw, err := os.ReadFile(overlay)

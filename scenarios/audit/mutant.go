@@ -41,10 +41,13 @@ func (m Mutant) Apply(root, dir string) (string, error) {
 		return "", fmt.Errorf("mutant %s: old and new snippets are identical", m.ID)
 	}
 	mutated := strings.Replace(string(data), m.Old, m.New, 1)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The mutated file lives in a directory whose name starts with "_", so
+	// that go build ./... and go vet ./... never mistake it for a package.
+	src2 := filepath.Join(dir, "_src")
+	if err := os.MkdirAll(src2, 0o755); err != nil {
 		return "", err
 	}
-	dst := filepath.Join(dir, filepath.Base(m.File))
+	dst := filepath.Join(src2, filepath.Base(m.File))
 	if err := os.WriteFile(dst, []byte(mutated), 0o644); err != nil {
 		return "", err
 	}
