@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
 	"time"
@@ -12,17 +13,18 @@ import (
 const (
 	// DefaultMinMaxConns is the smallest default pool size. The membership
 	// seed's signed probes ran with a pool of 4, and pgxpool's own default is
-	// max(4, GOMAXPROCS), which DefaultConfig follows.
+	// max(4, NumCPU); pgstore uses GOMAXPROCS, the CPUs the process may use.
 	DefaultMinMaxConns = 4
 
 	// DefaultIdlePing is how long a connection may sit idle before it is
 	// pinged on checkout, so that a connection the server closed meanwhile
 	// (restart, idle timeout) is replaced instead of failing a statement.
-	// One second is pgxpool's threshold too.
+	// It is pgxpool's default ShouldPing threshold.
 	DefaultIdlePing = 1 * time.Second
 
-	// DefaultMaxIdle is how long an idle connection is kept before it is
-	// closed on the next checkout, returning server resources after a burst.
+	// DefaultMaxIdle is how long an idle connection is kept before the
+	// pool's background health check closes it, returning server resources
+	// after a burst. It is pgxpool's default MaxConnIdleTime.
 	DefaultMaxIdle = 30 * time.Minute
 
 	// DefaultConnectTimeout bounds dialling and authenticating one new
@@ -42,8 +44,9 @@ const (
 
 // Config tunes a Store. The zero value means every default.
 type Config struct {
-	// MaxConns is the number of connections the pool may hold; Acquire waits
-	// while all are checked out. 0 means max(DefaultMinMaxConns, GOMAXPROCS).
+	// MaxConns is the number of connections the pool may hold (pgxpool's
+	// MaxConns); Acquire waits while all are checked out. 0 means
+	// max(DefaultMinMaxConns, GOMAXPROCS).
 	MaxConns int
 
 	// Schema, if set, is the PostgreSQL schema that holds the tables: it
@@ -53,14 +56,18 @@ type Config struct {
 	Schema string
 
 	// IdlePing: a connection idle for longer is pinged before it is handed
-	// out. 0 means DefaultIdlePing; negative means never ping.
+	// out, and replaced if the ping fails (pgxpool's ShouldPing). 0 means
+	// DefaultIdlePing; negative means never ping.
 	IdlePing time.Duration
 
-	// MaxIdle: a connection idle for longer is closed instead of handed out.
-	// 0 means DefaultMaxIdle.
+	// MaxIdle: a connection idle for longer is closed by the pool's
+	// background health check (pgxpool's MaxConnIdleTime; the check runs
+	// every minute, or every pool_health_check_period of the connection
+	// string). 0 means DefaultMaxIdle.
 	MaxIdle time.Duration
 
-	// ConnectTimeout bounds one new connection. 0 means
+	// ConnectTimeout bounds one new connection, also one pgxpool finishes
+	// in the background after the Acquire that started it gave up. 0 means
 	// DefaultConnectTimeout; a connect_timeout in the connection string is
 	// used when it is shorter.
 	ConnectTimeout time.Duration
@@ -90,8 +97,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxRows = DefaultMaxRows
 	}
 	switch {
-	case c.MaxConns < 0:
-		return c, fmt.Errorf("pgstore: MaxConns must be positive, got %d", c.MaxConns)
+	case c.MaxConns < 0 || c.MaxConns > math.MaxInt32:
+		return c, fmt.Errorf("pgstore: MaxConns must be positive and at most %d, got %d", math.MaxInt32, c.MaxConns)
 	case c.MaxIdle < 0:
 		return c, fmt.Errorf("pgstore: MaxIdle must be positive, got %v", c.MaxIdle)
 	case c.ConnectTimeout < 0:

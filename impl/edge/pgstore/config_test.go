@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigRejectsNonsense(t *testing.T) {
 	for name, c := range map[string]Config{
 		"negative conns":   {MaxConns: -1},
+		"too many conns":   {MaxConns: math.MaxInt32 + 1},
 		"negative idle":    {MaxIdle: -time.Second},
 		"negative connect": {ConnectTimeout: -time.Second},
 		"negative rows":    {MaxRows: -1},

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/windtunnel/windtunnel/impl/authz"
 )
@@ -19,22 +19,22 @@ var errReleased = errors.New("pgstore: statement on a released connection")
 // it is used by one goroutine at a time.
 type conn struct {
 	s        *Store
-	c        *pgx.Conn
+	c        *pgxpool.Conn
 	at       time.Time
-	released bool
+	released bool // a statement after Release is an error, not a panic in pgxpool
 }
 
 func (c *conn) CheckedOutAt() time.Time { return c.at }
 
-// Release returns the connection to the pool. A second Release is a no-op:
-// releasing twice is a caller bug, but it must not hand one connection to
-// two users.
+// Release returns the connection to the pool. pgxpool closes it instead of
+// reusing it when it is closed, still busy (a statement abandoned by a
+// cancelled context, MS-7) or inside a transaction, so the next user gets a
+// connection in a known state. A second Release is a no-op (pgxpool's
+// Release is idempotent): releasing twice is a caller bug, but it must not
+// hand one connection to two users.
 func (c *conn) Release() {
-	if c.released {
-		return
-	}
 	c.released = true
-	c.s.pool.release(c.c)
+	c.c.Release()
 }
 
 func uuidArg(id authz.ID) pgtype.UUID { return pgtype.UUID{Bytes: id, Valid: true} }

@@ -1,5 +1,5 @@
 // Package pgstore is the authorization database on PostgreSQL: an
-// authz.Pool, built on github.com/jackc/pgx/v5, whose connections run the
+// authz.Pool on github.com/jackc/pgx/v5/pgxpool, whose connections run the
 // seeds' four queries. The caches of impl/accesschannels (OC) and
 // impl/membership (MS) read through it in a real deployment:
 //
@@ -36,21 +36,25 @@
 //
 // Acquire waits while every connection is checked out (Config.MaxConns),
 // gives up when its context ends, and stamps the connection with
-// time.Now() after it is ready and before any statement runs:
-// CheckedOutAt. Every statement on the connection reads a snapshot taken
-// later, so a cache that counts freshness from CheckedOutAt (the membership
-// cache's 10 s, MS-2) never serves data older than it believes.
+// time.Now() after pgxpool hands it over (after any dial or health ping)
+// and before any statement runs: CheckedOutAt. Every statement on the
+// connection reads a snapshot taken later, so a cache that counts freshness
+// from CheckedOutAt (the membership cache's 10 s, MS-2) never serves data
+// older than it believes.
 //
 // # Pool
 //
-// The pool is pgstore's own (pool.go), not pgxpool: pgxpool needs the
-// github.com/jackc/puddle/v2 module, which this repository's go.sum does not
-// list. It keeps what the caches rely on: a bound on connections, a
-// cancellable wait, reuse of warm connections (prepared statements are
-// cached per connection), a ping before reusing a connection idle for more
-// than a second, and no reuse of a connection left busy or broken (for
-// example by a cancelled statement). Metrics (pgstore_*) count checkouts,
-// the wait for them, statements and rows per statement: the quantities the
+// The pool is a pgxpool.Pool. Config sets its size (MaxConns), the ping
+// before reusing a connection idle for more than a second (IdlePing, as
+// pgxpool's ShouldPing), the idle time after which its health check closes
+// a connection (MaxIdle), the dial bound (ConnectTimeout) and the
+// search_path (Schema, sent in each connection's startup message). pgxpool
+// reuses warm connections (prepared statements are cached per connection)
+// and never reuses one left closed, busy or inside a transaction, for
+// example by a cancelled statement (MS-7). Close wakes waiting Acquires
+// with ErrClosed and does not wait for checked-out connections. Metrics
+// (pgstore_*) count checkouts, the time spent getting them, connections
+// opened and closed, statements and rows per statement: the quantities the
 // seeds' A/B reports compare (MS-11, OC-8).
 //
 // This package is at the edge of the runtime seam, like impl/rt: it runs

@@ -36,10 +36,10 @@ func newMetrics() *metrics {
 		rows:            stats.NewCounterVec(statementLabel, statementNames...),
 	}
 	m.reg.Counter(MetricCheckouts, "Connections handed out by Acquire.", &m.checkouts)
-	m.reg.Counter(MetricAcquireWaitMicros, "Time Acquire waited for a free connection slot, in microseconds.", &m.acquireWaitMicros)
+	m.reg.Counter(MetricAcquireWaitMicros, "Time spent in the pool's Acquire (waiting for a free connection, dialling or pinging one), in microseconds.", &m.acquireWaitMicros)
 	m.reg.Counter(MetricConnects, "Connections opened.", &m.connects)
 	m.reg.Counter(MetricConnectErrors, "Failed attempts to open a connection.", &m.connectErrors)
-	m.reg.Counter(MetricDiscards, "Connections closed instead of reused (broken, busy, idle too long, or the store closed).", &m.discards)
+	m.reg.Counter(MetricDiscards, "Connections closed (broken or busy at release, failed ping, idle or open too long, or the store closed).", &m.discards)
 	m.reg.Gauge(MetricOpenConnections, "Connections open now, idle or checked out.", &m.open)
 	m.reg.CounterVec(MetricStatements, "Statements run, by statement.", m.statements)
 	m.reg.CounterVec(MetricStatementErrors, "Statements that failed, by statement.", m.statementErrors)

@@ -4,223 +4,122 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ErrClosed is returned by Acquire after Close.
 var ErrClosed = errors.New("pgstore: store is closed")
 
-// pool is a bounded pool of pgx connections: at most cfg.MaxConns exist at
-// once, Acquire waits for a free one, idle connections are reused last-in
-// first-out (the warmest one, whose prepared statements are cached), and a
-// connection that is not cleanly idle when released is closed instead of
-// reused.
-//
-// It stands in for pgxpool, which needs github.com/jackc/puddle/v2, a module
-// this repository's go.sum does not list. It keeps the part of pgxpool the
-// caches depend on: Acquire waits while every connection is busy and gives
-// up when the context ends.
-type pool struct {
-	connCfg *pgx.ConnConfig
-	cfg     Config
-	m       *metrics
-
-	// slots holds one token per connection checked out or being dialled;
-	// its capacity is MaxConns. Taking a token is the wait of Acquire.
-	slots chan struct{}
-	done  chan struct{} // closed by close
-
-	mu     sync.Mutex
-	idle   []idleConn // LIFO: the last released is handed out first
-	closed bool
-
-	closers sync.WaitGroup // background closes of discarded connections
-}
-
-type idleConn struct {
-	c     *pgx.Conn
-	since time.Time
-}
-
-func newPool(connCfg *pgx.ConnConfig, cfg Config, m *metrics) *pool {
-	return &pool{connCfg: connCfg, cfg: cfg, m: m,
-		slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{})}
-}
-
-// acquire returns a connection and the instant it was handed over. It waits
-// while MaxConns connections are checked out, and returns ctx's error when
-// ctx ends first, or ErrClosed.
-func (p *pool) acquire(ctx context.Context) (*pgx.Conn, time.Time, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, time.Time{}, err
+// poolConfig turns the connection string and cfg (defaults filled in) into
+// pgxpool's configuration. Config's fields override the connection string's
+// pool_max_conns and pool_max_conn_idle_time; pgxpool's other pool_*
+// parameters (pool_max_conn_lifetime, pool_health_check_period,
+// pool_min_conns, ...) are honoured as pgxpool documents them.
+func poolConfig(connString string, cfg Config, m *metrics) (*pgxpool.Config, error) {
+	pc, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		// pgx's message never includes the password.
+		return nil, fmt.Errorf("pgstore: bad connection string: %w", err)
 	}
-	waitStart := time.Now()
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, time.Time{}, ctx.Err()
-	case <-p.done:
+	cc := pc.ConnConfig
+	// pgxpool dials in the background when the caller gives up, so this
+	// also bounds connects nobody waits for any more.
+	if cc.ConnectTimeout == 0 || cc.ConnectTimeout > cfg.ConnectTimeout {
+		cc.ConnectTimeout = cfg.ConnectTimeout
+	}
+	if _, ok := cc.RuntimeParams["application_name"]; !ok {
+		cc.RuntimeParams["application_name"] = ApplicationName
+	}
+	if cfg.Schema != "" {
+		// Sent in the startup message: no round trip of its own, and in
+		// force before the first statement.
+		cc.RuntimeParams["search_path"] = cfg.Schema
+	}
+	cc.Tracer = connectCounter{m}
+
+	pc.MaxConns = int32(cfg.MaxConns) // withDefaults bounds it
+	pc.MaxConnIdleTime = cfg.MaxIdle
+	idlePing := cfg.IdlePing
+	pc.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
+		return idlePing >= 0 && p.IdleDuration > idlePing
+	}
+	// Every connection pgxpool closes passes here: broken or busy at
+	// release, idle or old too long, failed its ping, or the pool closed.
+	pc.BeforeClose = func(*pgx.Conn) {
+		m.open.Add(-1)
+		m.discards.Inc()
+	}
+	return pc, nil
+}
+
+// connectCounter counts connection attempts' outcomes, including dials
+// pgxpool finishes in the background after the Acquire that started them
+// gave up. pgx reads connect tracing only from the query tracer, hence the
+// two no-op query methods.
+type connectCounter struct{ m *metrics }
+
+func (connectCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (connectCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (connectCounter) TraceConnectStart(ctx context.Context, _ pgx.TraceConnectStartData) context.Context {
+	return ctx
+}
+
+func (t connectCounter) TraceConnectEnd(_ context.Context, d pgx.TraceConnectEndData) {
+	if d.Err != nil {
+		t.m.connectErrors.Inc()
+		return
+	}
+	t.m.connects.Inc()
+	t.m.open.Add(1)
+}
+
+// acquire checks out a pooled connection and returns it with the instant it
+// was handed over. It waits while MaxConns connections are checked out, and
+// returns ctx's error when ctx ends first, or ErrClosed.
+func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, time.Time, error) {
+	if s.closing.Err() != nil {
 		return nil, time.Time{}, ErrClosed
 	}
-	p.m.acquireWaitMicros.Add(time.Since(waitStart).Microseconds())
-	c, err := p.take(ctx)
+	// pgxpool's Acquire keeps waiting for a free connection when the pool
+	// closes; cancelling it on Close makes a waiter fail with ErrClosed.
+	actx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.closing, cancel)
+	start := time.Now()
+	c, err := s.pool.Acquire(actx)
+	s.m.acquireWaitMicros.Add(time.Since(start).Microseconds())
+	stop()
+	cancel()
 	if err != nil {
-		<-p.slots
-		return nil, time.Time{}, err
+		return nil, time.Time{}, s.acquireError(ctx, err)
 	}
-	// The checkout instant is taken after the connection is ready and
-	// before any statement is sent on it, so every statement's snapshot is
-	// taken after it. The membership cache counts its freshness from here
-	// (MS-2): a conservative start, never later than the data's.
+	// The checkout instant is taken after pgxpool is done with the
+	// connection (dial or health ping) and before any statement is sent on
+	// it, so every statement's snapshot is taken after it. The membership
+	// cache counts its freshness from here (MS-2): a conservative start,
+	// never later than the data's.
 	at := time.Now()
-	p.m.checkouts.Inc()
+	s.m.checkouts.Inc()
 	return c, at, nil
 }
 
-// take reuses an idle connection or dials a new one. The caller holds a
-// slot. The loop is bounded: each iteration removes one idle connection, and
-// there are at most MaxConns.
-func (p *pool) take(ctx context.Context) (*pgx.Conn, error) {
-	for range p.cfg.MaxConns + 1 {
-		ic, ok, err := p.popIdle()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		idleFor := time.Since(ic.since)
-		if idleFor > p.cfg.MaxIdle {
-			p.discard(ic.c)
-			continue
-		}
-		if p.cfg.IdlePing >= 0 && idleFor > p.cfg.IdlePing {
-			if err := ic.c.Ping(ctx); err != nil {
-				p.discard(ic.c)
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				continue // the server closed it; try the next or dial
-			}
-		}
-		return ic.c, nil
+func (s *Store) acquireError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	return p.dial(ctx)
-}
-
-func (p *pool) popIdle() (idleConn, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return idleConn{}, false, ErrClosed
+	if s.closing.Err() != nil {
+		return ErrClosed // also covers pgxpool's own "closed pool"
 	}
-	n := len(p.idle)
-	if n == 0 {
-		return idleConn{}, false, nil
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("pgstore: connect to %s:%d: %w", s.host, s.port, err)
 	}
-	ic := p.idle[n-1]
-	p.idle[n-1] = idleConn{}
-	p.idle = p.idle[:n-1]
-	return ic, true, nil
-}
-
-func (p *pool) dial(ctx context.Context) (*pgx.Conn, error) {
-	dctx, cancel := context.WithTimeout(ctx, p.cfg.ConnectTimeout)
-	defer cancel()
-	c, err := pgx.ConnectConfig(dctx, p.connCfg)
-	if err != nil {
-		p.m.connectErrors.Inc()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("pgstore: connect to %s:%d: %w", p.connCfg.Host, p.connCfg.Port, err)
-	}
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		p.closeNow(c)
-		return nil, ErrClosed
-	}
-	p.m.connects.Inc()
-	p.m.open.Add(1)
-	return c, nil
-}
-
-// release returns c to the pool. A connection that is closed, still busy
-// (a statement was abandoned mid-way, for instance by a cancelled context)
-// or inside a transaction is closed instead of reused: the next user must
-// get a connection in a known state.
-func (p *pool) release(c *pgx.Conn) {
-	defer func() { <-p.slots }()
-	reusable := !c.IsClosed() && !c.PgConn().IsBusy() && c.PgConn().TxStatus() == 'I'
-	if reusable {
-		p.mu.Lock()
-		if !p.closed {
-			p.idle = append(p.idle, idleConn{c: c, since: time.Now()})
-			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
-	}
-	p.discard(c)
-}
-
-// discard closes a connection in the background: closing a broken
-// connection can wait on the network (at most a second), and the caller
-// should not. close waits for these; after close, discard closes in the
-// caller, so no close is ever left running.
-func (p *pool) discard(c *pgx.Conn) {
-	p.m.open.Add(-1)
-	p.m.discards.Inc()
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		p.closeNow(c)
-		return
-	}
-	// Add under the lock that close takes before it Waits: every Add
-	// happens before the Wait or not at all.
-	p.closers.Add(1)
-	p.mu.Unlock()
-	go func() {
-		defer p.closers.Done()
-		p.closeNow(c)
-	}()
-}
-
-func (p *pool) closeNow(c *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = c.Close(ctx) // best effort: the server ends the session either way
-}
-
-// idleCount is the number of idle connections (for tests and metrics).
-func (p *pool) idleCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
-}
-
-// close closes the idle connections, makes waiting and future acquires fail
-// with ErrClosed, and waits for background closes. Connections checked out
-// now are closed when released.
-func (p *pool) close() {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return
-	}
-	p.closed = true
-	close(p.done)
-	idle := p.idle
-	p.idle = nil
-	p.mu.Unlock()
-	for _, ic := range idle {
-		p.discard(ic.c) // closed now, in this goroutine
-	}
-	p.closers.Wait()
+	return fmt.Errorf("pgstore: acquire: %w", err)
 }

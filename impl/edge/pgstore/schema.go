@@ -50,14 +50,14 @@ CREATE INDEX IF NOT EXISTS channel_members_active_by_user
 // if that is set (the PostgreSQL schema itself must exist), otherwise in the
 // first schema of the server's search_path.
 func (s *Store) CreateSchema(ctx context.Context) error {
-	c, _, err := s.pool.acquire(ctx)
+	c, _, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	// Schema has no parameters, so Exec uses the simple protocol, which
 	// accepts several statements in one round trip.
 	_, err = c.Exec(ctx, Schema)
-	s.pool.release(c)
+	c.Release()
 	if err != nil {
 		return fmt.Errorf("pgstore: create schema: %w", err)
 	}
@@ -68,12 +68,12 @@ func (s *Store) CreateSchema(ctx context.Context) error {
 // bulk loading (see Schema): it is what turns the seed's quadratic join at
 // 16,384 memberships into a hash join (MS-4).
 func (s *Store) Analyze(ctx context.Context) error {
-	c, _, err := s.pool.acquire(ctx)
+	c, _, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	_, err = c.Exec(ctx, "ANALYZE channels; ANALYZE channel_members")
-	s.pool.release(c)
+	c.Release()
 	if err != nil {
 		return fmt.Errorf("pgstore: analyze: %w", err)
 	}

@@ -3,8 +3,9 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"sync"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/stats"
@@ -14,43 +15,38 @@ import (
 // connections run the seeds' queries. It is safe for concurrent use. Create
 // it with Open and Close it when done.
 type Store struct {
-	pool *pool
+	pool *pgxpool.Pool
 	cfg  Config
 	m    *metrics
+	host string // for connect errors
+	port uint16
+
+	// closing is cancelled by Close; it wakes waiting Acquires.
+	closing   context.Context
+	stop      context.CancelFunc
+	closeOnce sync.Once
 }
 
 var _ authz.Pool = (*Store)(nil)
 
-// Open validates the connection string and cfg and returns a Store. It
-// connects lazily, but checks the server once: Open fails, within ctx and
-// ConnectTimeout, when PostgreSQL is unreachable or refuses the credentials,
-// so a misconfigured service stops at startup rather than on its first
-// request.
+// Open validates the connection string and cfg and returns a Store on a
+// pgxpool.Pool. It connects lazily, but checks the server once: Open fails,
+// within ctx and ConnectTimeout, when PostgreSQL is unreachable or refuses
+// the credentials, so a misconfigured service stops at startup rather than
+// on its first request.
 //
 // connString is a PostgreSQL URL (postgres://user:pass@host:port/db?sslmode=disable)
 // or keyword/value string ("host=... port=..."), as libpq and pgx accept;
-// an empty string takes everything from the PG* environment variables.
+// an empty string takes everything from the PG* environment variables. The
+// pool_* parameters pgxpool.ParseConfig reads are accepted, except that
+// cfg decides the pool size and idle time: pool_max_conns and
+// pool_max_conn_idle_time are overridden by MaxConns and MaxIdle (their
+// defaults included).
 func Open(ctx context.Context, connString string, cfg Config) (*Store, error) {
-	cfg, err := cfg.withDefaults()
+	s, err := newStore(ctx, connString, cfg)
 	if err != nil {
 		return nil, err
 	}
-	connCfg, err := pgx.ParseConfig(connString)
-	if err != nil {
-		// pgx's message never includes the password.
-		return nil, fmt.Errorf("pgstore: bad connection string: %w", err)
-	}
-	if connCfg.ConnectTimeout == 0 || connCfg.ConnectTimeout > cfg.ConnectTimeout {
-		connCfg.ConnectTimeout = cfg.ConnectTimeout
-	}
-	if _, ok := connCfg.RuntimeParams["application_name"]; !ok {
-		connCfg.RuntimeParams["application_name"] = ApplicationName
-	}
-	if cfg.Schema != "" {
-		connCfg.RuntimeParams["search_path"] = cfg.Schema
-	}
-	m := newMetrics()
-	s := &Store{pool: newPool(connCfg, cfg, m), cfg: cfg, m: m}
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -58,13 +54,33 @@ func Open(ctx context.Context, connString string, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Acquire implements authz.Pool. It waits while MaxConns connections are
-// checked out, and returns ctx's error when ctx ends first (or ErrClosed
-// after Close). The returned connection's CheckedOutAt is the wall-clock
-// instant it was handed over, taken after any dial or health ping and before
-// any statement (MS-2). Release it exactly once.
+// newStore is Open without the check of the server: it connects nothing.
+func newStore(ctx context.Context, connString string, cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := newMetrics()
+	pc, err := poolConfig(connString, cfg, m)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	closing, stop := context.WithCancel(context.Background())
+	return &Store{pool: pool, cfg: cfg, m: m, host: pc.ConnConfig.Host, port: pc.ConnConfig.Port, closing: closing, stop: stop}, nil
+}
+
+// Acquire implements authz.Pool with pgxpool.Pool.Acquire. It waits while
+// MaxConns connections are checked out, and returns ctx's error when ctx
+// ends first (or ErrClosed after Close). The returned connection's
+// CheckedOutAt is the wall-clock instant it was handed over, taken after
+// any dial or health ping and before any statement (MS-2). Release it
+// exactly once.
 func (s *Store) Acquire(ctx context.Context) (authz.Conn, error) {
-	c, at, err := s.pool.acquire(ctx)
+	c, at, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +89,12 @@ func (s *Store) Acquire(ctx context.Context) (authz.Conn, error) {
 
 // Ping checks out a connection and pings the server with it.
 func (s *Store) Ping(ctx context.Context) error {
-	c, _, err := s.pool.acquire(ctx)
+	c, _, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	err = c.Ping(ctx)
-	s.pool.release(c)
+	c.Release()
 	if err != nil {
 		return fmt.Errorf("pgstore: ping: %w", err)
 	}
@@ -93,9 +109,18 @@ func (s *Store) Config() Config { return s.cfg }
 func (s *Store) Metrics() *stats.Registry { return &s.m.reg }
 
 // IdleConns returns how many connections sit idle in the pool.
-func (s *Store) IdleConns() int { return s.pool.idleCount() }
+func (s *Store) IdleConns() int { return int(s.pool.Stat().IdleConns()) }
 
-// Close closes the idle connections and makes every waiting and future
-// Acquire fail with ErrClosed. Connections checked out now are closed when
-// they are released. Close is idempotent.
-func (s *Store) Close() { s.pool.close() }
+// Close makes every waiting and future Acquire fail with ErrClosed and
+// closes the pool without waiting for it: idle connections are closed in
+// the background at once, and each connection checked out now when it is
+// released (until then it keeps working). Close is idempotent.
+func (s *Store) Close() {
+	s.closeOnce.Do(func() {
+		s.stop()
+		// pgxpool.Pool.Close blocks until every checked-out connection is
+		// back; a caller shutting down must not hang on a connection some
+		// request still holds.
+		go s.pool.Close()
+	})
+}
