@@ -1,0 +1,81 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
+)
+
+func TestPartitionKeepsThePointAtTheCutoff(t *testing.T) {
+	pts := []Point{{"a", 11, 1}, {"a", 10, 2}, {"b", 9, 3}, {"a", 3, 4}}
+	d, k := Partition(pts, 10)
+	assert.Equal(t, []Point{{"b", 9, 3}, {"a", 3, 4}}, d)
+	assert.Equal(t, []Point{{"a", 11, 1}, {"a", 10, 2}}, k)
+}
+
+// TestPartitionProperties: every point goes to exactly one side, by the
+// rule, and each side keeps the input order (it is a subsequence).
+func TestPartitionProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 200).Draw(t, "n")
+		pts := make([]Point, n)
+		for i := range pts {
+			pts[i] = Point{Key: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "key"), TS: rapid.Int64Range(-50, 50).Draw(t, "ts"), Value: float64(i)}
+		}
+		cutoff := rapid.Int64Range(-60, 60).Draw(t, "cutoff")
+		d, k := Partition(pts, cutoff)
+		require.Len(t, append(slices.Clone(d), k...), n)
+		for _, p := range d {
+			require.Less(t, p.TS, cutoff)
+		}
+		for _, p := range k {
+			require.GreaterOrEqual(t, p.TS, cutoff)
+		}
+		require.True(t, slices.IsSortedFunc(d, byValue) && slices.IsSortedFunc(k, byValue), "input order kept")
+	})
+}
+
+func byValue(a, b Point) int {
+	switch {
+	case a.Value < b.Value:
+		return -1
+	case a.Value > b.Value:
+		return 1
+	}
+	return 0
+}
+
+func TestGroupByKeyIsStable(t *testing.T) {
+	pts := []Point{{"b", 1, 1}, {"a", 5, 2}, {"b", 0, 3}, {"a", 2, 4}}
+	assert.Equal(t, []Point{{"a", 5, 2}, {"a", 2, 4}, {"b", 1, 1}, {"b", 0, 3}}, GroupByKey(pts))
+	assert.Equal(t, Point{"b", 1, 1}, pts[0], "input unchanged")
+}
+
+func TestBucketStart(t *testing.T) {
+	assert.EqualValues(t, 0, BucketStart(59, 60))
+	assert.EqualValues(t, 60, BucketStart(60, 60))
+	assert.EqualValues(t, -60, BucketStart(-1, 60))
+	assert.EqualValues(t, -60, BucketStart(-60, 60))
+	assert.EqualValues(t, -120, BucketStart(-61, 60))
+}
+
+func TestOldCollectorIsThePlainPartition(t *testing.T) {
+	o := NewOldCollector(rt.Real())
+	pts := []Point{{"b", 5, 1}, {"a", 1, 2}, {"a", 9, 3}, {"b", 2, 4}, {"a", 0, 5}}
+	for _, p := range pts {
+		o.Record(p.Key, p.TS, p.Value)
+	}
+	drained, held := o.Drain(5)
+	want, _ := Partition(pts, 5)
+	assert.Equal(t, GroupByKey(want), drained)
+	assert.GreaterOrEqual(t, held, 0*held)
+	assert.EqualValues(t, 2, o.Len())
+	drained, _ = o.Drain(100)
+	assert.Equal(t, []Point{{"a", 9, 3}, {"b", 5, 1}}, drained)
+	assert.EqualValues(t, 0, o.Len())
+}
