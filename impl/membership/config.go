@@ -72,17 +72,17 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	var errs []error
 	if c.Freshness < 0 {
-		errs = append(errs, fmt.Errorf("Freshness must be positive, got %v", c.Freshness))
+		errs = append(errs, fmt.Errorf("config field Freshness must be positive, got %v", c.Freshness))
 	}
 	if c.LockWait < 0 {
-		errs = append(errs, fmt.Errorf("LockWait must be positive, got %v", c.LockWait))
+		errs = append(errs, fmt.Errorf("config field LockWait must be positive, got %v", c.LockWait))
 	}
 	if c.MaxSnapshotIDs < 0 || c.MaxSnapshotIDs > maxSnapshotIDsLimit {
-		errs = append(errs, fmt.Errorf("MaxSnapshotIDs must be in [1, %d], got %d", maxSnapshotIDsLimit, c.MaxSnapshotIDs))
+		errs = append(errs, fmt.Errorf("config field MaxSnapshotIDs must be in [1, %d], got %d", maxSnapshotIDsLimit, c.MaxSnapshotIDs))
 	} else if need := EntryWeight(Snapshot, c.MaxSnapshotIDs); c.BudgetBytes < need {
 		// A budget below one maximum-size snapshot would silently turn
 		// every large user into a reload per check.
-		errs = append(errs, fmt.Errorf("BudgetBytes %d cannot hold one snapshot of MaxSnapshotIDs=%d IDs (%d bytes)", c.BudgetBytes, c.MaxSnapshotIDs, need))
+		errs = append(errs, fmt.Errorf("config field BudgetBytes %d cannot hold one snapshot of MaxSnapshotIDs=%d IDs (%d bytes)", c.BudgetBytes, c.MaxSnapshotIDs, need))
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("membership: invalid Config: %w", errors.Join(errs...))

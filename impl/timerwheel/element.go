@@ -45,6 +45,7 @@ const (
 	currentSlot = -2
 )
 
+//lint:ignore U1000 satisfies Timer for the types that embed Element, in other packages
 func (e *Element) element() *Element { return e }
 
 // Scheduled reports whether the element is in a wheel.
