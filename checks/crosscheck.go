@@ -46,21 +46,44 @@ import (
 // Ok, a commit at exactly return(r) may or may not be seen, and a commit at
 // exactly invoke − delta − 1 is not Ok.
 func CrossCheck(reads []Read, truth Truth, delta time.Duration) (agree bool, detail string) {
+	r := CrossCheckWithin(reads, truth, delta, 0)
+	return r.Agree, r.Detail
+}
+
+// CrossResult is the outcome of CrossCheckWithin.
+type CrossResult struct {
+	// Agree: porcupine and the exact checker gave the same verdict.
+	Agree bool
+	// Undecided: porcupine ran out of time before a verdict, so nothing
+	// was compared (Agree is false). Proving a long history Illegal can
+	// take porcupine exponential time, which is why callers that check a
+	// violating history bound it.
+	Undecided bool
+	Detail    string
+}
+
+// CrossCheckWithin is CrossCheck with a bound on porcupine's time (0: no
+// bound). An undecided comparison is reported as such, never as agreement.
+func CrossCheckWithin(reads []Read, truth Truth, delta, timeout time.Duration) CrossResult {
 	if delta < 0 {
-		return false, fmt.Sprintf("cross-check: negative delta %v", delta)
+		return CrossResult{Detail: fmt.Sprintf("cross-check: negative delta %v", delta)}
 	}
 	rep, err := Staleness(reads, truth)
 	if err != nil {
-		return false, fmt.Sprintf("cross-check: %v", err)
+		return CrossResult{Detail: fmt.Sprintf("cross-check: %v", err)}
 	}
 	exactOK := rep.Holds(delta)
 	ops, init := shiftedHistory(reads, truth, delta)
-	lin := Linearizable(ops, init, 0)
+	lin := Linearizable(ops, init, timeout)
 	if lin.Err != nil {
-		return false, fmt.Sprintf("cross-check: building the shifted history: %v", lin.Err)
+		return CrossResult{Detail: fmt.Sprintf("cross-check: building the shifted history: %v", lin.Err)}
+	}
+	if lin.Verdict == porcupine.Unknown {
+		return CrossResult{Undecided: true, Detail: fmt.Sprintf("cross-check at Δ=%v: porcupine undecided within %v; the exact checker says holds=%t", delta, timeout, exactOK)}
 	}
 	linOK := lin.Verdict == porcupine.Ok
-	agree = linOK == exactOK
+	agree := linOK == exactOK
+	var detail string
 	detail = fmt.Sprintf("cross-check at Δ=%v: exact says holds=%t (grant max %v, %d phantom(s); deny max %v, %d phantom(s)); porcupine says %s",
 		delta, exactOK, rep.Grant.MaxStaleness, rep.Grant.Phantoms, rep.Deny.MaxStaleness, rep.Deny.Phantoms, lin.Verdict)
 	if len(lin.Keys) > 0 {
@@ -69,7 +92,7 @@ func CrossCheck(reads []Read, truth Truth, delta time.Duration) (agree bool, det
 	if !agree {
 		detail = "DISAGREE: " + detail + "\n" + rep.String()
 	}
-	return agree, detail
+	return CrossResult{Agree: agree, Detail: detail}
 }
 
 // shiftedHistory builds the porcupine history described in CrossCheck's

@@ -113,3 +113,22 @@ func TestCrossCheckAgreesOnRandomHistories(t *testing.T) {
 	assert.Positive(t, holds)
 	assert.Positive(t, fails)
 }
+
+// A bounded cross-check that runs out of time says so: it never reports an
+// undecided comparison as agreement.
+func TestCrossCheckWithinReportsUndecided(t *testing.T) {
+	truth := Truth{}
+	require.NoError(t, truth.Declare("k", false))
+	var reads []Read
+	for i := range 3000 {
+		at := int64(i) * 1000
+		require.NoError(t, truth.Commit("k", at, i%2 == 0))
+		reads = append(reads, Read{ID: i, Key: "k", Invoke: at + 10, Return: at + 20, Granted: i%2 == 1})
+	}
+	r := CrossCheckWithin(reads, truth, time.Millisecond, time.Nanosecond)
+	assert.True(t, r.Undecided, r.Detail)
+	assert.False(t, r.Agree)
+	full := CrossCheckWithin(reads, truth, 0, 0)
+	assert.False(t, full.Undecided)
+	assert.True(t, full.Agree, full.Detail)
+}

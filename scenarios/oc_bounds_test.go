@@ -28,7 +28,7 @@ func TestOC4_RacedFillStillBounded(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return c.check(run.w.History, run.w.Tracker.Truth())
+		return c.check(s.Seed(), run.w.History, run.w.Tracker.Truth())
 	})
 	c.report(t, sum.Seeds, sum.Failures, "one pod, every invalidation applied at once; only fills that raced a drop can be stale")
 }
@@ -39,33 +39,53 @@ func TestOC4_RacedFillStillBounded(t *testing.T) {
 // that took d is served until 10 s + d after its snapshot; the allowance is
 // measured, not assumed.
 type memberWindow struct {
-	worst      claims.Max
-	overTTL    int // seeds where the staleness exceeded the bare 10 s
-	maxReadDur time.Duration
-	buckets    [checks.NumBuckets]int64
-	reads      int
+	worst claims.Max
+	seeds claims.PerSeed[memberSeed]
 }
 
-func (m *memberWindow) check(w *relay.World) error {
+type memberSeed struct {
+	overTTL bool // the staleness exceeded the bare 10 s
+	readDur time.Duration
+	buckets [checks.NumBuckets]int64
+	reads   int
+}
+
+// totals adds up the seeds.
+func (m *memberWindow) totals() (reads, overTTL int, maxReadDur time.Duration, bs []claims.Bucket) {
+	var buckets [checks.NumBuckets]int64
+	for _, v := range m.seeds.Values() {
+		reads += v.reads
+		if v.overTTL {
+			overTTL++
+		}
+		maxReadDur = max(maxReadDur, v.readDur)
+		for i, n := range v.buckets {
+			buckets[i] += n
+		}
+	}
+	for i, n := range buckets {
+		bs = append(bs, claims.Bucket{Label: checks.BucketLabel(i), Count: n})
+	}
+	return reads, overTTL, maxReadDur, bs
+}
+
+func (m *memberWindow) check(seed uint64, w *relay.World) error {
 	reads := w.History.StalenessReads(relay.Member)
 	rep, err := checks.Staleness(reads, w.Tracker.Truth())
 	if err != nil {
 		return err
 	}
 	g := rep.Grant
-	m.reads += g.Reads
-	for i, n := range g.Buckets {
-		m.buckets[i] += int64(n)
-	}
 	readDur := time.Duration(w.Store.Reads.Max[relay.StmtMemberChannels])
-	m.maxReadDur = max(m.maxReadDur, readDur)
+	st := memberSeed{reads: g.Reads, readDur: readDur, overTTL: g.MaxStaleness > 10*time.Second}
+	for i, n := range g.Buckets {
+		st.buckets[i] = int64(n)
+	}
+	m.seeds.Set(seed, st)
 	if g.Phantoms > 0 {
 		return fmt.Errorf("OC-7: %d phantom member grants, e.g. %s", g.Phantoms, w.History.Describe(g.PhantomExamples[0].ID))
 	}
 	m.worst.Observe(g.MaxStaleness.Seconds(), func() string { return describeWitness(w.History, g.Witness) })
-	if g.MaxStaleness > 10*time.Second {
-		m.overTTL++
-	}
 	if bound := 10*time.Second + readDur; !g.Holds(bound) {
 		return fmt.Errorf("OC-7: member grant-staleness %v exceeds the 10s TTL plus the longest member read (%v): %s",
 			g.MaxStaleness, readDur, describeWitness(w.History, g.Witness))
@@ -83,19 +103,16 @@ func TestOC7_MemberWindow(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return m.check(run.w)
+		return m.check(s.Seed(), run.w)
 	})
-	var bs []claims.Bucket
-	for i, n := range m.buckets {
-		bs = append(bs, claims.Bucket{Label: checks.BucketLabel(i), Count: n})
-	}
+	reads, overTTL, maxReadDur, bs := m.totals()
 	note := "the member half's TTL counts from insertion, as Moka's did"
-	if m.overTTL > 0 {
-		note += fmt.Sprintf("; in %d of %d seeds a member grant was more than 10 s stale, by no more than the read that filled the entry: the window is 10 s after the fill, not after the data", m.overTTL, sum.Seeds)
+	if overTTL > 0 {
+		note += fmt.Sprintf("; in %d of %d seeds a member grant was more than 10 s stale, by no more than the read that filled the entry: the window is 10 s after the fill, not after the data", overTTL, sum.Seeds)
 	}
 	claims.Report(t, claims.Record{
 		ID: "OC-7", Verdict: claims.Verdict(sum.Failures == 0),
-		Measured: fmt.Sprintf("max grant-staleness of member reads %v over %d reads (longest member read %v)", secs(m.worst.Value), m.reads, m.maxReadDur),
+		Measured: fmt.Sprintf("max grant-staleness of member reads %v over %d reads (longest member read %v)", secs(m.worst.Value), reads, maxReadDur),
 		Bound:    "≤ 10 s TTL + the filling read's duration", Value: m.worst.Value, Unit: "s", Seeds: sum.Seeds,
 		Witness: m.worst.Witness, Buckets: bs, Note: note,
 	})
@@ -104,16 +121,16 @@ func TestOC7_MemberWindow(t *testing.T) {
 // OC-10: a reader is never granted a channel of another community. Member
 // readers hold memberships in a second community and ask about both.
 func TestOC10_NoCrossCommunityGrant(t *testing.T) {
-	cross, lookups := 0, 0
+	type seedCount struct{ cross, answers int }
+	var per claims.PerSeed[seedCount]
 	var first string
 	sum := simtest.Run(t, simtest.Options{Seeds: 20}, func(s *sim.Sim) error {
 		run, err := flyChurn(s, churnOpts{})
 		if err != nil {
 			return err
 		}
-		lookups += len(run.w.History.Reads)
+		per.Set(s.Seed(), seedCount{len(run.w.CrossGrants), len(run.w.History.Reads)})
 		if n := len(run.w.CrossGrants); n > 0 {
-			cross += n
 			if first == "" {
 				first = run.w.CrossGrants[0]
 			}
@@ -121,6 +138,11 @@ func TestOC10_NoCrossCommunityGrant(t *testing.T) {
 		}
 		return nil
 	})
+	cross, lookups := 0, 0
+	for _, v := range per.Values() {
+		cross += v.cross
+		lookups += v.answers
+	}
 	claims.Report(t, claims.Record{
 		ID: "OC-10", Verdict: claims.Verdict(sum.Failures == 0 && cross == 0),
 		Measured: fmt.Sprintf("%d cross-community grants in %d recorded answers", cross, lookups),
@@ -135,8 +157,10 @@ func TestOC10_NoCrossCommunityGrant(t *testing.T) {
 // 10 s); once the TTL has passed since the fill, it must be denied.
 func TestOC7_LostMembershipInvalidation(t *testing.T) {
 	var staleFor claims.Max
-	granted := 0
+	var grantsPer claims.PerSeed[int]
 	sum := simtest.Run(t, simtest.Options{Seeds: 30}, func(s *sim.Sim) error {
+		granted := 0
+		defer func() { grantsPer.Set(s.Seed(), granted) }()
 		ctx := context.Background()
 		k, m, p := authz.NewID('k', 1), authz.NewID('m', 1), authz.NewID('p', 1)
 		tables := relay.NewTables()
@@ -191,6 +215,10 @@ func TestOC7_LostMembershipInvalidation(t *testing.T) {
 		}
 		return nil
 	})
+	granted := 0
+	for _, n := range grantsPer.Values() {
+		granted += n
+	}
 	claims.Report(t, claims.Record{
 		ID: "OC-7", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("with the invalidation lost, %d stale member grants inside the window (latest %v after the removal); denied once the TTL passed, in every run",

@@ -20,9 +20,12 @@ import (
 // database exactly the halves it dropped, counted per statement. Seeds vary
 // the reader, the message and the order.
 func TestOC5_ScopedInvalidation(t *testing.T) {
-	steps, wrong := 0, 0
+	type seedCount struct{ steps, wrong int }
+	var per claims.PerSeed[seedCount]
 	var first string
 	sum := simtest.Run(t, simtest.Options{Seeds: 20}, func(s *sim.Sim) error {
+		steps, wrong := 0, 0
+		defer func() { per.Set(s.Seed(), seedCount{steps, wrong}) }()
 		ctx := context.Background()
 		c := relay.DefaultChurn()
 		tables, err := c.Tables()
@@ -87,6 +90,11 @@ func TestOC5_ScopedInvalidation(t *testing.T) {
 		}
 		return nil
 	})
+	steps, wrong := 0, 0
+	for _, v := range per.Values() {
+		steps += v.steps
+		wrong += v.wrong
+	}
 	claims.Report(t, claims.Record{
 		ID: "OC-5", Verdict: claims.Verdict(sum.Failures == 0 && wrong == 0),
 		Measured: fmt.Sprintf("%d of %d invalidations re-read other halves than they drop", wrong, steps),

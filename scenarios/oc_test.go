@@ -21,7 +21,7 @@ func TestOC2_LostInvalidationAgeBound(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return c.check(run.w.History, run.w.Tracker.Truth())
+		return c.check(s.Seed(), run.w.History, run.w.Tracker.Truth())
 	})
 	c.report(t, sum.Seeds, sum.Failures, "revocations: made private, unlisted, deleted; invalidations lost, delayed, duplicated or reordered per the seed's swarm plan")
 }

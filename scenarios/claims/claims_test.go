@@ -55,3 +55,13 @@ func TestMaxKeepsTheWorstAndItsWitness(t *testing.T) {
 	assert.Equal(t, Violated, Verdict(false))
 	assert.Equal(t, Holds, Verdict(true))
 }
+
+func TestPerSeedCountsEachSeedOnce(t *testing.T) {
+	var p PerSeed[int]
+	p.Set(7, 1)
+	p.Set(3, 2)
+	p.Set(7, 1) // the same seed again: a re-run
+	assert.Equal(t, 2, p.Len())
+	assert.Equal(t, []int{1, 2}, p.Values())
+	assert.Equal(t, []uint64{7, 3}, p.Seeds())
+}

@@ -71,7 +71,8 @@ func (c MSChurn) Validate(pods int) error {
 	case c.Community.IsZero() || len(c.Users) == 0 || len(c.Channels) == 0:
 		return fmt.Errorf("relay: MSChurn needs a community, users and channels")
 	case c.Admins < 0 || c.AdminPause <= 0 || c.ClientPause <= 0 || c.Horizon <= 0 || c.MaxRounds <= 0:
-		return fmt.Errorf("relay: MSChurn needs positive pauses, horizon and round bound (got %+v)", c)
+		return fmt.Errorf("relay: MSChurn needs positive AdminPause, ClientPause, Horizon and MaxRounds and Admins ≥ 0 (got %v, %v, %v, %d, %d)",
+			c.AdminPause, c.ClientPause, c.Horizon, c.MaxRounds, c.Admins)
 	case c.GrantProb < 0 || c.GrantProb > 1 || c.CancelProb < 0 || c.CancelProb > 1:
 		return fmt.Errorf("relay: MSChurn probabilities must be in [0, 1]")
 	}

@@ -62,7 +62,10 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 			return fmt.Errorf("-only %q matches no mutant", only)
 		}
 	}
-	r := audit.Runner{Root: root, Out: filepath.Join(root, out), Pkgs: []string{"./scenarios"}, Log: os.Stdout, Timeout: timeout}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	r := audit.Runner{Root: root, Out: out, Pkgs: []string{"./scenarios"}, Log: os.Stdout, Timeout: timeout}
 	start := time.Now()
 	fmt.Printf("audit: running the claim checks over %d seeds each\n", seeds)
 	recs, err := r.RunClaims(ctx, run, seeds)
@@ -79,7 +82,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	if err := audit.WriteTable(os.Stdout, rep); err != nil {
 		return err
 	}
-	if err := audit.WriteFiles(filepath.Join(root, out), rep); err != nil {
+	if err := audit.WriteFiles(out, rep); err != nil {
 		return err
 	}
 	fmt.Printf("audit: wrote %s/audit.json and %s/AUDIT.md in %v\n", out, out, time.Since(start).Round(time.Second))
