@@ -78,6 +78,18 @@ var ocMutants = []Mutant{
 		Tests: "^TestOC7_",
 	},
 	{
+		// OC-6 is a documented debt the check must reproduce; a change
+		// that removes it (here: the member half is never cached, so no
+		// raced fill can re-insert anything) must make the check report
+		// that it no longer finds the violation.
+		ID: "oc-member-half-uncached", Claims: []string{"OC-6"},
+		What:  "the member half is not cached at all, so the documented stale re-insert cannot happen",
+		File:  "impl/accesschannels/member.go",
+		Old:   "c.members.Put(k, ids, c.r.Now().Add(c.cfg.TTL))",
+		New:   "_ = k // never cached",
+		Tests: "^TestOC6_",
+	},
+	{
 		ID: "oc-open-set-per-reader", Claims: []string{"OC-8"},
 		What:  "the open set is cached per reader (the old design's load)",
 		File:  "impl/accesschannels/cache.go",
@@ -112,12 +124,12 @@ var ocMetricMutants = []Mutant{
 
 var msMutants = []Mutant{
 	{
-		ID: "ms-per-channel-point-checks", Claims: []string{"MS-1"},
+		ID: "ms-per-channel-point-checks", Claims: []string{"MS-1", "MS-11"},
 		What:  "every channel check goes to the database, as before the change",
 		File:  "impl/membership/cache.go",
 		Old:   "return e.contains(channel), nil // MS-1",
 		New:   "return c.pointCheck(ctx, k, channel) // MS-1",
-		Tests: "^TestMS1_",
+		Tests: "^TestMS(1|11)_",
 	},
 	{
 		ID: "ms-expiry-from-load-completion", Claims: []string{"MS-2"},
@@ -128,12 +140,12 @@ var msMutants = []Mutant{
 		Tests: "^TestMS2_",
 	},
 	{
-		ID: "ms-no-expiry", Claims: []string{"MS-2"},
+		ID: "ms-no-expiry", Claims: []string{"MS-2", "MS-10"},
 		What:  "snapshots never expire",
 		File:  "impl/membership/load.go",
 		Old:   "expiresAt := checkedOutAt.Add(c.cfg.Freshness)",
 		New:   "expiresAt := checkedOutAt.Add(1 << 62)",
-		Tests: "^TestMS2_",
+		Tests: "^TestMS(2|10)_",
 	},
 	{
 		ID: "ms-publish-unconditionally", Claims: []string{"MS-3"},

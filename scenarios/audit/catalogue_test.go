@@ -3,7 +3,6 @@ package audit
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,9 +50,10 @@ func TestEveryMutantAppliesExactlyOnce(t *testing.T) {
 	}
 }
 
-// Every claim whose CLAIMS.md row names mutants has at least one in the
-// catalogue.
-func TestEveryNamedMutantIsCatalogued(t *testing.T) {
+// Every claim has at least one mutant in the catalogue, also the rows of
+// CLAIMS.md that name none ("—"): a check that no mutant can fail proves
+// nothing.
+func TestEveryClaimHasAMutant(t *testing.T) {
 	cs, err := Claims()
 	require.NoError(t, err)
 	have := map[string]int{}
@@ -63,10 +63,7 @@ func TestEveryNamedMutantIsCatalogued(t *testing.T) {
 		}
 	}
 	for _, c := range cs {
-		if strings.TrimSpace(c.Mutants) == "—" {
-			continue
-		}
-		assert.Positive(t, have[c.ID], "%s names mutants (%s) but the catalogue has none", c.ID, c.Mutants)
+		assert.Positive(t, have[c.ID], "%s has no mutant in the catalogue (CLAIMS.md names: %s)", c.ID, c.Mutants)
 	}
 }
 

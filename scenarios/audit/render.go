@@ -44,6 +44,17 @@ func WriteTable(w io.Writer, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(r.Proofs) > 0 {
+		fmt.Fprintln(w, "\nPROOFS (every schedule of a small configuration)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tVERDICT\tCONFIGURATION\tP\tREDUCTION\tSCHEDULES\tPRUNED\tEXHAUSTED")
+		for _, p := range r.Proofs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%v\n", p.ID, p.Verdict, oneLine(p.Proof.Config, 60), p.Proof.MaxPreemptions, p.Proof.Reduction, p.Proof.Explored, p.Proof.Pruned, p.Proof.Exhausted)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if len(r.Problems) == 0 {
 		_, err := fmt.Fprintf(w, "\naudit: every claim has its expected verdict and every mutant was caught (%d claims, %d mutants)\n", len(r.Claims), len(r.Mutants))
 		return err
@@ -108,6 +119,12 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 			v = "**" + v + "** (expected " + c.Expected + ")"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s |\n", c.ID, v, mdCell(c.Measured), mdCell(c.Bound), c.Seeds, mdCell(mutantSummary(r.MutantsFor(c.ID))))
+	}
+	if len(r.Proofs) > 0 {
+		b.WriteString("\n## Proofs\n\nEvery schedule of a small configuration with at most P preemptive context switches, explored depth first by `sim.Explore` (a reduction skips schedules equivalent to explored ones).\n\n| ID | verdict | configuration | P | reduction | schedules | pruned | exhausted |\n|---|---|---|---|---|---|---|---|\n")
+		for _, p := range r.Proofs {
+			fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %d | %d | %v |\n", p.ID, p.Verdict, mdCell(p.Proof.Config), p.Proof.MaxPreemptions, p.Proof.Reduction, p.Proof.Explored, p.Proof.Pruned, p.Proof.Exhausted)
+		}
 	}
 	b.WriteString("\n## Claims in detail\n")
 	for _, c := range r.Claims {

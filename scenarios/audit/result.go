@@ -37,13 +37,39 @@ type MutantResult struct {
 	Error        string   `json:"error,omitempty"`
 }
 
+// ProofResult is one bounded-exhaustive check: every schedule of a small
+// configuration within a preemption bound.
+type ProofResult struct {
+	ID       string        `json:"id"`
+	Test     string        `json:"test"`
+	Verdict  string        `json:"verdict"`
+	Expected string        `json:"expected"`
+	Measured string        `json:"measured"`
+	Proof    *claims.Proof `json:"proof"`
+	Witness  string        `json:"witness,omitempty"`
+}
+
 // Report is the whole audit: out/audit.json.
 type Report struct {
 	Commit   string         `json:"commit"`
 	Seeds    int            `json:"seeds"`
 	Claims   []ClaimResult  `json:"claims"`
+	Proofs   []ProofResult  `json:"proofs"`
 	Mutants  []MutantResult `json:"mutants"`
 	Problems []string       `json:"problems"`
+}
+
+// Proofs separates the proof records (each its own line in the report).
+// A proof is expected to hold, and to have exhausted its space.
+func Proofs(recs []claims.Record) []ProofResult {
+	var out []ProofResult
+	for _, r := range recs {
+		if r.Proof == nil {
+			continue
+		}
+		out = append(out, ProofResult{ID: r.ID, Test: r.Test, Verdict: r.Verdict, Expected: Expected(r.ID), Measured: r.Measured, Proof: r.Proof, Witness: r.Witness})
+	}
+	return out
 }
 
 // Expected verdicts other than "holds": deviations the authors documented,
@@ -69,6 +95,9 @@ var severity = map[string]int{claims.Holds: 0, claims.KnownDeviation: 1, claims.
 func Merge(cs []Claim, recs []claims.Record) []ClaimResult {
 	byID := map[string][]claims.Record{}
 	for _, r := range recs {
+		if r.Proof != nil {
+			continue // proofs are reported on their own lines
+		}
 		byID[r.ID] = append(byID[r.ID], r)
 	}
 	out := make([]ClaimResult, 0, len(cs))
@@ -131,6 +160,14 @@ func Judge(r *Report) {
 			r.Problems = append(r.Problems, fmt.Sprintf("%s is not checked by any scenario", c.ID))
 		case c.Verdict != c.Expected:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: verdict %s, expected %s (%s)", c.ID, c.Verdict, c.Expected, c.Measured))
+		}
+	}
+	for _, p := range r.Proofs {
+		switch {
+		case p.Verdict != p.Expected:
+			r.Problems = append(r.Problems, fmt.Sprintf("proof %s (%s): verdict %s, expected %s (%s)", p.ID, p.Test, p.Verdict, p.Expected, p.Measured))
+		case !p.Proof.Exhausted:
+			r.Problems = append(r.Problems, fmt.Sprintf("proof %s (%s): the space was not exhausted (%d schedules explored)", p.ID, p.Test, p.Proof.Explored))
 		}
 	}
 	for _, m := range r.Mutants {

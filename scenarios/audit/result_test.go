@@ -76,3 +76,20 @@ func TestAViolatedClaimIsAProblem(t *testing.T) {
 	require.Len(t, rep.Problems, 1)
 	assert.Contains(t, rep.Problems[0], "OC-2: verdict violated, expected holds (1.4s)")
 }
+
+func TestProofsAreTheirOwnLines(t *testing.T) {
+	recs := []claims.Record{
+		{ID: "OC-2", Verdict: claims.Holds, Value: 0.5, Measured: "0.5s"},
+		{ID: "OC-2", Test: "TestOC2_Proof", Verdict: claims.Holds, Measured: "all schedules", Proof: &claims.Proof{Config: "1 pod", MaxPreemptions: 2, Explored: 40, Exhausted: true}},
+		{ID: "OC-2", Test: "TestOC2_Proof2", Verdict: claims.Holds, Proof: &claims.Proof{Config: "bigger", MaxPreemptions: 2, Explored: 9, Exhausted: false}},
+	}
+	rep := &Report{Claims: Merge(sample[:1], recs), Proofs: Proofs(recs)}
+	assert.Equal(t, "0.5s", rep.Claims[0].Measured, "proofs do not merge into the sampled verdict")
+	require.Len(t, rep.Proofs, 2)
+	Judge(rep)
+	require.Len(t, rep.Problems, 1)
+	assert.Contains(t, rep.Problems[0], "was not exhausted")
+	var table bytes.Buffer
+	require.NoError(t, WriteTable(&table, rep))
+	assert.Contains(t, table.String(), "PROOFS")
+}

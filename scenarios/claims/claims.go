@@ -46,6 +46,21 @@ type Record struct {
 	Artifact string   `json:"artifact,omitempty"` // a file the report links, e.g. a porcupine visualization
 	Buckets  []Bucket `json:"buckets,omitempty"`
 	Note     string   `json:"note,omitempty"`
+	// Proof marks a bounded-exhaustive result (every schedule of a small
+	// configuration within a preemption bound) rather than a sampled one.
+	// The audit lists proofs on their own lines instead of merging them
+	// into the claim's sampled verdict.
+	Proof *Proof `json:"proof,omitempty"`
+}
+
+// Proof describes the space a bounded-exhaustive check covered.
+type Proof struct {
+	Config         string `json:"config"`          // the small configuration, in words
+	MaxPreemptions int    `json:"max_preemptions"` // P
+	Reduction      string `json:"reduction"`
+	Explored       int64  `json:"explored"` // schedules run to their end
+	Pruned         int64  `json:"pruned"`   // branches the reduction skipped
+	Exhausted      bool   `json:"exhausted"`
 }
 
 var (

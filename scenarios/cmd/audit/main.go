@@ -72,7 +72,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	if err != nil {
 		return err
 	}
-	rep := &audit.Report{Commit: audit.Commit(root), Seeds: seeds, Claims: audit.Merge(cs, recs)}
+	rep := &audit.Report{Commit: audit.Commit(root), Seeds: seeds, Claims: audit.Merge(cs, recs), Proofs: audit.Proofs(recs)}
 	if withMutants {
 		fmt.Printf("audit: running %d mutants (%d at a time, %d seeds each)\n", len(ms), parallel, mutantSeeds)
 		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel)
