@@ -52,6 +52,10 @@ type Config struct {
 	// RecordDecisions keeps the list of scheduling decisions in the Result,
 	// for replay and for the exhaustive explorer.
 	RecordDecisions bool
+
+	// tailOnFailure formats Result.Tail only for a failed run: Explore makes
+	// many runs and reports only failing ones.
+	tailOnFailure bool
 }
 
 func (c Config) withDefaults() (Config, error) {

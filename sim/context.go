@@ -65,6 +65,9 @@ func (c *simCtx) String() string { return fmt.Sprintf("sim.context(%v)", c.paren
 
 // cancel ends c and every descendant with err, waking their watchers.
 func (c *simCtx) cancel(err error) {
+	// A cancel inside a step is seen by every task that uses the context,
+	// through rt calls or ctx.Err: the step depends on everything.
+	c.s.touchAll()
 	if c.err != nil {
 		return
 	}

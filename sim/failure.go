@@ -165,7 +165,9 @@ func (s *Sim) result() Result {
 		Events:    s.trace.count,
 		Decisions: s.trace.decisions,
 		Header:    s.header,
-		Tail:      s.trace.tail(),
+	}
+	if !s.cfg.tailOnFailure || s.failure != nil {
+		r.Tail = s.trace.tail()
 	}
 	if s.failure != nil {
 		r.Err = s.failure

@@ -42,6 +42,12 @@ type Sim struct {
 	header  []string
 	failure *Failure
 	nextObj int32
+
+	// For the exhaustive explorer: clock jumps so far, and what the current
+	// step touched outside the operation it resumed in (see touch).
+	advances   int64
+	touched    bool
+	touchedObj int32
 }
 
 // killSignal unwinds a task's stack when the run ends before the task does.
@@ -72,6 +78,7 @@ func Run(cfg Config, main func(s *Sim)) Result {
 	}
 	s.root = s.spawn("main", func() { main(s) })
 	s.loop()
+	s.strategy.end(s)
 	s.stopAll()
 	return s.result()
 }
@@ -92,7 +99,7 @@ func (s *Sim) loop() {
 			return
 		}
 		i := s.strategy.pick(s)
-		if i < 0 { // replay divergence; the strategy recorded the failure
+		if i < 0 { // replay divergence (a failure) or an explorer cut-off
 			return
 		}
 		t := s.runnable[i]
@@ -130,7 +137,12 @@ func (s *Sim) finish(t *task) {
 
 // spawn creates a runnable task. It does not yield; Go does.
 func (s *Sim) spawn(name string, f func()) *task {
+	// Task ids are handed out in spawn order, so two steps that spawn do not
+	// commute. The new task's first step runs code no other task can reach
+	// before a scheduling point: it gets an object of its own.
+	s.touch(objSpawn)
 	t := &task{id: int32(len(s.tasks)), name: name, s: s, runIdx: -1}
+	t.obj = -1 - t.id
 	s.tasks = append(s.tasks, t)
 	t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
 		t.yield = yield
@@ -204,15 +216,45 @@ func (s *Sim) cur() *task {
 	return s.current
 }
 
+// touch records that the current step operates on object obj besides the
+// operation it resumed in (a spawn, or a read without a scheduling point),
+// for the exhaustive explorer's dependency relation. Two different objects
+// make it objAll.
+func (s *Sim) touch(obj int32) {
+	if s.current == nil {
+		return
+	}
+	if !s.touched {
+		s.touched, s.touchedObj = true, obj
+	} else if s.touchedObj != obj {
+		s.touchedObj = objAll
+	}
+}
+
+// touchAll marks the current step as touching state shared with every task
+// outside any one sim object (a context, the step count), so that the
+// exhaustive explorer treats it as dependent with every other step.
+func (s *Sim) touchAll() { s.touch(objAll) }
+
 // Rand returns the world's random source: workloads and fault plans draw from
 // it. It is deterministic per seed and separate from the schedule's source.
-func (s *Sim) Rand() *rand.Rand { return s.world }
+// Call Rand at every draw rather than keeping the *rand.Rand: each call marks
+// the step as operating on the shared stream, which the exhaustive explorer
+// needs to know (see Explore).
+func (s *Sim) Rand() *rand.Rand {
+	s.touch(objWorld)
+	return s.world
+}
 
 // Seed returns the run's seed.
 func (s *Sim) Seed() uint64 { return s.cfg.Seed }
 
-// Steps returns the number of scheduling steps so far.
-func (s *Sim) Steps() int64 { return s.steps }
+// Steps returns the number of scheduling steps so far. A task that reads it
+// depends on every other task's progress (see Explore).
+func (s *Sim) Steps() int64 {
+	s.touchAll()
+	return s.steps
+}
 
 // Elapsed returns the virtual time since the start of the run.
 func (s *Sim) Elapsed() time.Duration { return time.Duration(s.nowNs) }

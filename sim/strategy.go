@@ -17,8 +17,12 @@ type Strategy interface {
 	String() string
 	start(s *Sim) error
 	spawned(s *Sim, t *task)
-	// pick returns an index into s.runnable, or -1 after recording a failure.
+	// pick returns an index into s.runnable, or -1 to end the run: after
+	// recording a failure, or when the explorer cuts a redundant run short.
 	pick(s *Sim) int
+	// end runs once after the last step, before the remaining tasks are
+	// stopped.
+	end(s *Sim)
 }
 
 // RandomWalk picks uniformly among the runnable tasks at every step.
@@ -29,6 +33,7 @@ type randomWalk struct{}
 func (*randomWalk) String() string      { return "random" }
 func (*randomWalk) start(*Sim) error    { return nil }
 func (*randomWalk) spawned(*Sim, *task) {}
+func (*randomWalk) end(*Sim)            {}
 
 // pick maps a 64-bit draw onto [0, n) by multiply-shift (Lemire). The bias
 // is at most n/2^64, far below anything a schedule could show, and it avoids
@@ -76,6 +81,8 @@ func (p *pct) start(s *Sim) error {
 	return nil
 }
 
+func (*pct) end(*Sim) {}
+
 func (p *pct) spawned(s *Sim, t *task) {
 	// Initial priorities are above every change-point priority (1..depth-1);
 	// drawing them from a wide range makes ties (broken by id) negligible.
@@ -115,6 +122,7 @@ type replay struct {
 func (r *replay) String() string      { return fmt.Sprintf("replay(%d decisions)", len(r.decisions)) }
 func (r *replay) start(*Sim) error    { return nil }
 func (r *replay) spawned(*Sim, *task) {}
+func (r *replay) end(*Sim)            {}
 
 func (r *replay) pick(s *Sim) int {
 	if s.steps >= int64(len(r.decisions)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
@@ -16,21 +17,38 @@ import (
 // a critical section with no rt call inside would be invisible to other tasks
 // and a lock held too long (DR-3) could never be observed.
 
-func (s *Sim) objName(kind, name string) string {
+// newObj numbers a new sync object and names it for reports. Ids start at 1:
+// 0 is objAll.
+func (s *Sim) newObj(kind, name string) (int32, string) {
 	s.nextObj++
+	// Concatenation rather than Sprintf: an exhaustive exploration builds
+	// the program's objects again in every run.
+	id := "#" + strconv.Itoa(int(s.nextObj))
 	if name == "" {
-		return fmt.Sprintf("%s#%d", kind, s.nextObj)
+		return s.nextObj, kind + id
 	}
-	return fmt.Sprintf("%s %s#%d", kind, name, s.nextObj)
+	return s.nextObj, kind + " " + name + id
+}
+
+// objOrAll is the object of an operation that waits with context c: a
+// cancellable context can be cancelled by any step, so such an operation
+// depends on everything.
+func objOrAll(id int32, c *simCtx) int32 {
+	if c != nil {
+		return objAll
+	}
+	return id
 }
 
 // NewMutex implements rt.Runtime.
 func (s *Sim) NewMutex(name string) rt.Mutex {
-	return &mutex{s: s, name: s.objName("mutex", name)}
+	id, n := s.newObj("mutex", name)
+	return &mutex{s: s, id: id, name: n}
 }
 
 type mutex struct {
 	s       *Sim
+	id      int32
 	name    string
 	locked  bool
 	holder  *task
@@ -46,7 +64,7 @@ func (m *mutex) LockContext(ctx context.Context) error {
 
 func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 	s := m.s
-	s.yieldPoint()
+	s.yieldOn(objOrAll(m.id, c))
 	t := s.cur()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -77,7 +95,7 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 }
 
 func (m *mutex) TryLock() bool {
-	m.s.yieldPoint()
+	m.s.yieldOn(m.id)
 	if m.locked {
 		return false
 	}
@@ -91,7 +109,7 @@ func (m *mutex) Unlock() {
 	if !m.locked {
 		panic(fmt.Sprintf("sim: Unlock of unlocked %s", m.name))
 	}
-	s.yieldPoint()
+	s.yieldOn(m.id)
 	m.locked = false
 	m.holder = nil
 	if len(m.waiters) > 0 {
@@ -106,11 +124,13 @@ func (m *mutex) Unlock() {
 // NewRWMutex implements rt.Runtime: writer-preferring, like sync.RWMutex, so
 // a waiting writer keeps new readers out.
 func (s *Sim) NewRWMutex(name string) rt.RWMutex {
-	return &rwmutex{s: s, name: s.objName("rwmutex", name)}
+	id, n := s.newObj("rwmutex", name)
+	return &rwmutex{s: s, id: id, name: n}
 }
 
 type rwmutex struct {
 	s              *Sim
+	id             int32
 	name           string
 	writer         *task
 	readers        int
@@ -139,7 +159,7 @@ func (m *rwmutex) LockContext(ctx context.Context) error {
 
 func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	s := m.s
-	s.yieldPoint()
+	s.yieldOn(objOrAll(m.id, c))
 	t := s.cur()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -166,7 +186,7 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 }
 
 func (m *rwmutex) TryLock() bool {
-	m.s.yieldPoint()
+	m.s.yieldOn(m.id)
 	if m.writer != nil || m.readers > 0 {
 		return false
 	}
@@ -178,7 +198,7 @@ func (m *rwmutex) Unlock() {
 	if m.writer == nil {
 		panic(fmt.Sprintf("sim: Unlock of unlocked %s", m.name))
 	}
-	m.s.yieldPoint()
+	m.s.yieldOn(m.id)
 	m.writer = nil
 	m.wakeAll()
 }
@@ -191,7 +211,7 @@ func (m *rwmutex) RLockContext(ctx context.Context) error {
 
 func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
 	s := m.s
-	s.yieldPoint()
+	s.yieldOn(objOrAll(m.id, c))
 	t := s.cur()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -210,7 +230,7 @@ func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
 }
 
 func (m *rwmutex) TryRLock() bool {
-	m.s.yieldPoint()
+	m.s.yieldOn(m.id)
 	if m.writer != nil || m.writersWaiting > 0 {
 		return false
 	}
@@ -222,7 +242,7 @@ func (m *rwmutex) RUnlock() {
 	if m.readers <= 0 {
 		panic(fmt.Sprintf("sim: RUnlock of unlocked %s", m.name))
 	}
-	m.s.yieldPoint()
+	m.s.yieldOn(m.id)
 	m.readers--
 	if m.readers == 0 {
 		m.wakeAll()
@@ -230,17 +250,21 @@ func (m *rwmutex) RUnlock() {
 }
 
 // NewEvent implements rt.Runtime.
-func (s *Sim) NewEvent(name string) rt.Event { return &event{s: s, name: s.objName("event", name)} }
+func (s *Sim) NewEvent(name string) rt.Event {
+	id, n := s.newObj("event", name)
+	return &event{s: s, id: id, name: n}
+}
 
 type event struct {
 	s       *Sim
+	id      int32
 	name    string
 	set     bool
 	waiters []*task
 }
 
 func (e *event) Set() {
-	e.s.yieldPoint()
+	e.s.yieldOn(e.id)
 	if e.set {
 		return
 	}
@@ -251,12 +275,17 @@ func (e *event) Set() {
 	e.waiters = nil
 }
 
-func (e *event) IsSet() bool { return e.set }
+// IsSet reads the event without a scheduling point, in the middle of some
+// other step: for the explorer that step now operates on the event too.
+func (e *event) IsSet() bool {
+	e.s.touch(e.id)
+	return e.set
+}
 
 func (e *event) Wait(ctx context.Context) error {
 	s := e.s
 	c := s.simContext(ctx, "Event.Wait")
-	s.yieldPoint()
+	s.yieldOn(objOrAll(e.id, c))
 	t := s.cur()
 	c.watch(t)
 	defer c.unwatch(t)
@@ -273,18 +302,20 @@ func (e *event) Wait(ctx context.Context) error {
 
 // NewWaitGroup implements rt.Runtime.
 func (s *Sim) NewWaitGroup(name string) rt.WaitGroup {
-	return &waitGroup{s: s, name: s.objName("waitgroup", name)}
+	id, n := s.newObj("waitgroup", name)
+	return &waitGroup{s: s, id: id, name: n}
 }
 
 type waitGroup struct {
 	s       *Sim
+	id      int32
 	name    string
 	n       int
 	waiters []*task
 }
 
 func (w *waitGroup) Add(delta int) {
-	w.s.yieldPoint()
+	w.s.yieldOn(w.id)
 	if w.n+delta < 0 {
 		panic(fmt.Sprintf("sim: negative counter in %s", w.name))
 	}
@@ -302,7 +333,7 @@ func (w *waitGroup) Done() { w.Add(-1) }
 func (w *waitGroup) Wait(ctx context.Context) error {
 	s := w.s
 	c := s.simContext(ctx, "WaitGroup.Wait")
-	s.yieldPoint()
+	s.yieldOn(objOrAll(w.id, c))
 	t := s.cur()
 	c.watch(t)
 	defer c.unwatch(t)
@@ -325,7 +356,10 @@ func (s *Sim) Go(name string, f func()) {
 		panic(killSignal{})
 	}
 	s.spawn(name, f)
-	s.yieldPoint()
+	// The caller's next step touches only what it touched before the spawn
+	// (the spawn orders it before everything the new task does): it needs no
+	// object beyond its own.
+	s.yieldOn(-1 - s.current.id)
 }
 
 // Yield implements rt.Runtime: an explicit scheduling point.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"runtime/debug"
 )
 
@@ -29,6 +30,18 @@ type task struct {
 	waitOp  string // what a blocked task waits for ("Lock", "Sleep", ...)
 	waitObj string // on what ("mutex user-lock#3")
 
+	// obj is the sim object the task's next step operates on, set when it
+	// reaches a scheduling point: the id of the mutex, event or wait group
+	// whose operation it is inside, or objAll when that operation may touch
+	// anything (Yield, Sleep, Go, a context); before its first step, -1-id,
+	// an object of its own. The exhaustive explorer reads it to decide which
+	// steps commute; it costs one store per step.
+	obj int32
+	// blocks counts how often the task blocked, so that the explorer can
+	// tell a task that yielded (a switch away from it is a preemption) from
+	// one that blocked and was woken again by the clock.
+	blocks uint32
+
 	killed     bool
 	panicVal   any
 	panicStack string
@@ -37,15 +50,33 @@ type task struct {
 	stack     string
 }
 
+// objAll is the object of an operation that may touch anything: it is
+// dependent with every other step (see explore.go). Real objects are
+// numbered from 1; a task's own object is -1-id (see task.obj).
+const objAll int32 = 0
+
+// objSpawn is the object every spawn operates on: task ids are handed out in
+// spawn order.
+const objSpawn int32 = math.MaxInt32
+
+// objWorld is the object of the world's random stream (Sim.Rand).
+const objWorld int32 = math.MaxInt32 - 1
+
 // yieldPoint is a scheduling point at which the current task stays runnable:
-// the strategy may run any runnable task next, including this one. It is the
-// hot path of every rt call, kept small enough to inline.
-func (s *Sim) yieldPoint() {
+// the strategy may run any runnable task next, including this one. The
+// operation it is part of is not tied to one sim object.
+func (s *Sim) yieldPoint() { s.yieldOn(objAll) }
+
+// yieldOn is a scheduling point inside an operation on the sim object obj
+// (objAll: on anything). It is the hot path of every rt call, kept small
+// enough to inline.
+func (s *Sim) yieldOn(obj int32) {
 	t := s.current
 	if t == nil || t.killed {
 		s.yieldSlow()
 		return
 	}
+	t.obj = obj
 	if !t.yield(struct{}{}) {
 		panic(killSignal{})
 	}
@@ -68,6 +99,7 @@ func (s *Sim) block(op, obj string) {
 	}
 	s.removeRunnable(t)
 	t.state = taskBlocked
+	t.blocks++
 	t.waitOp, t.waitObj = op, obj
 	for {
 		if !t.yield(struct{}{}) {

@@ -89,6 +89,7 @@ func (s *Sim) advanceToNextTimer() bool {
 		s.nowNs = next
 		s.trace.event(s.steps, s.nowNs, evClock, -1, 0, "")
 	}
+	s.advances++
 	s.fireDueTimers()
 	return true
 }
@@ -129,6 +130,7 @@ func (s *Sim) Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 	tm := s.addTimer(&timer{when: s.nowNs + int64(d), kind: timerWake, task: t})
+	t.obj = objAll // the step that wakes from the sleep follows a clock jump
 	c.watch(t)
 	for !tm.fired && ctx.Err() == nil {
 		s.block("Sleep", d.String())
@@ -149,6 +151,9 @@ func (s *Sim) AfterFunc(d time.Duration, f func()) rt.Timer {
 		d = 0
 	}
 	tm := s.addTimer(&timer{when: s.nowNs + int64(d), kind: timerSpawn, fn: f, name: "afterfunc"})
+	// Timers due together spawn in the order they were set, and task ids
+	// follow spawn order: setting one is a spawn for the explorer.
+	s.touch(objSpawn)
 	s.yieldPoint()
 	return &simTimer{s: s, t: tm}
 }
@@ -159,6 +164,7 @@ type simTimer struct {
 }
 
 func (st *simTimer) Stop() bool {
+	st.s.touch(objSpawn) // decides whether a spawn happens, like AfterFunc
 	if st.t.fired || st.t.index < 0 {
 		return false
 	}
