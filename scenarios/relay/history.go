@@ -38,17 +38,25 @@ type ReadOp struct {
 	Class          Class
 	Pod, Client    int
 	Invoke, Return int64 // virtual ns since sim.Epoch
-	Granted        bool
+	// InvokeSeq and ReturnSeq order the operation's ends among every other
+	// operation's: a logical clock bumped at each invocation and return.
+	// Many operations share one virtual instant (a cache hit takes no
+	// virtual time), and stamps that tie would make porcupine treat them
+	// as concurrent and miss violations among them; one task runs at a
+	// time, so the logical clock is the exact real-time order.
+	InvokeSeq, ReturnSeq int64
+	Granted              bool
 }
 
 // WriteOp is a change of one key's truth by an admin, from the start of the
 // write to the end of the local invalidation on the admin's pod: the
 // interval porcupine places the change in.
 type WriteOp struct {
-	Key          Key
-	Value        bool
-	Call, Return int64
-	Pod          int
+	Key                Key
+	Value              bool
+	Call, Return       int64 // virtual ns
+	CallSeq, ReturnSeq int64 // logical order, as for ReadOp
+	Pod                int
 }
 
 // History is every answer and every truth-changing write of a run, bounded.
@@ -76,7 +84,8 @@ func (h *History) StalenessReads(classes ...Class) []checks.Read {
 }
 
 // LinOps returns the reads of the given classes and every write of their
-// keys, for checks.Linearizable.
+// keys, for checks.Linearizable, stamped with the logical clock (ReadOp's
+// InvokeSeq) so that operations at one virtual instant keep their order.
 func (h *History) LinOps(classes ...Class) []checks.LinOp {
 	var out []checks.LinOp
 	keys := map[Key]bool{}
@@ -85,11 +94,11 @@ func (h *History) LinOps(classes ...Class) []checks.LinOp {
 			continue
 		}
 		keys[r.Key] = true
-		out = append(out, checks.LinOp{Key: r.Key.String(), Value: r.Granted, Call: r.Invoke, Return: r.Return, Pod: r.Pod, Client: r.Client})
+		out = append(out, checks.LinOp{Key: r.Key.String(), Value: r.Granted, Call: r.InvokeSeq, Return: r.ReturnSeq, Pod: r.Pod, Client: r.Client})
 	}
 	for _, w := range h.Writes {
 		if keys[w.Key] {
-			out = append(out, checks.LinOp{Key: w.Key.String(), Write: true, Value: w.Value, Call: w.Call, Return: w.Return, Pod: w.Pod, Client: -1})
+			out = append(out, checks.LinOp{Key: w.Key.String(), Write: true, Value: w.Value, Call: w.CallSeq, Return: w.ReturnSeq, Pod: w.Pod, Client: -1})
 		}
 	}
 	return out

@@ -48,6 +48,13 @@ type World struct {
 
 	cfg   Config
 	class map[Key]Class
+	seq   int64 // the logical clock of History (ReadOp.InvokeSeq)
+}
+
+// tick advances the logical clock that orders operation ends.
+func (w *World) tick() int64 {
+	w.seq++
+	return w.seq
 }
 
 // NewWorld builds the database from tables and starts cfg.Pods pods. It must
@@ -123,7 +130,7 @@ func (c Change) String() string {
 // recorded as a write operation spanning the write and the local
 // invalidation.
 func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, community, user, channel authz.ID) error {
-	start := w.nowNs()
+	start, startSeq := w.nowNs(), w.tick()
 	what := fmt.Sprintf("%s %s %s", ch, Short(channel), Short(user))
 	var changed []Changed
 	var werr error
@@ -167,12 +174,12 @@ func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, comm
 		msg.Kind = authz.KindVisibility
 	}
 	pod.apply(msg)
-	end := w.nowNs()
+	end, endSeq := w.nowNs(), w.tick()
 	for _, c := range changed {
 		if w.History.full() {
 			w.S.Failf("relay: history limit of %d operations exceeded", w.cfg.MaxOps)
 		}
-		w.History.Writes = append(w.History.Writes, WriteOp{Key: c.Key, Value: c.Value, Call: start, Return: end, Pod: pod.ID})
+		w.History.Writes = append(w.History.Writes, WriteOp{Key: c.Key, Value: c.Value, Call: start, Return: end, CallSeq: startSeq, ReturnSeq: endSeq, Pod: pod.ID})
 	}
 	b, err := msg.Encode()
 	if err != nil {
@@ -193,9 +200,9 @@ func (w *World) record(r ReadOp) {
 // Any returned channel of another community is an OC-10 violation, kept in
 // CrossGrants.
 func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community, reader authz.ID) ([]authz.ID, error) {
-	invoke := w.nowNs()
+	invoke, iseq := w.nowNs(), w.tick()
 	ids, err := pod.OC.Accessible(ctx, community, reader)
-	ret := w.nowNs()
+	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
 		return nil, err
 	}
@@ -210,37 +217,37 @@ func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community,
 		if k.Family != OC || k.Community != community || k.Subject != reader {
 			continue
 		}
-		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, Granted: containsID(ids, k.Channel)})
+		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: containsID(ids, k.Channel)})
 	}
 	return ids, nil
 }
 
 // Granted asks pod whether reader may access one channel, and records it.
 func (w *World) Granted(ctx context.Context, pod *Pod, client int, community, reader, channel authz.ID) (bool, error) {
-	invoke := w.nowNs()
+	invoke, iseq := w.nowNs(), w.tick()
 	ok, err := pod.OC.Granted(ctx, community, reader, channel)
-	ret := w.nowNs()
+	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
 		return false, err
 	}
 	k := Key{Family: OC, Community: community, Subject: reader, Channel: channel}
 	if w.Tracker.Tracked(k) {
-		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, Granted: ok})
+		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok})
 	}
 	return ok, nil
 }
 
 // IsMember asks pod's membership cache about one channel, and records it.
 func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
-	invoke := w.nowNs()
+	invoke, iseq := w.nowNs(), w.tick()
 	ok, err := pod.MS.IsMember(ctx, community, user, channel)
-	ret := w.nowNs()
+	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
 		return false, err
 	}
 	k := Key{Family: MS, Community: community, Subject: user, Channel: channel}
 	if w.Tracker.Tracked(k) {
-		w.record(ReadOp{Key: k, Class: Membership, Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, Granted: ok})
+		w.record(ReadOp{Key: k, Class: Membership, Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok})
 	}
 	return ok, nil
 }
