@@ -1,4 +1,120 @@
 package audit
 
-// twMutants are the timer-wheel and inactivity-cop mutants (TW-*).
-var twMutants = []Mutant{}
+// twMutants are the timer-wheel and inactivity-cop mutants (TW-*). Each
+// claim has at least one, those marked "—" in CLAIMS.md included; the
+// scenario tests are in scenarios/tw_*_test.go and their world in
+// scenarios/netsim.
+var twMutants = []Mutant{
+	{
+		ID: "tw1-shorten-without-rearm", Claims: []string{"TW-1", "TW-7"},
+		What:  "SetInactivityTimeout re-arms only an unscheduled connection: a shorter timeout leaves the wheel holding the later deadline (the audit must find it late)",
+		File:  "impl/inactivitycop/cop.go",
+		Old:   "p.rearm(c) // TW-1: the new inactivity deadline may be earlier than the wheel's",
+		New:   "if !c.timer.Scheduled() { // a scheduled connection keeps its wheel deadline\n\t\tp.rearm(c)\n\t}",
+		Tests: "^TestTW(1|7)_",
+	},
+	{
+		ID: "tw2-rearm-one-tick-late", Claims: []string{"TW-2"},
+		What:  "a pass re-arms a connection that is not yet due at its real deadline + 1 tick",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "e.at = real // TW-1: re-arm at the real deadline, never later",
+		New:   "e.at = real.Add(w.tick) // a tick of slack",
+		Tests: "^TestTW2_",
+	},
+	{
+		ID: "tw2-fire-at-deadline", Claims: []string{"TW-2"},
+		What:  "a deadline counts as passed when now equals it (<= instead of <): a pass exactly at the deadline fires it",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "return deadline.Before(now) // TW-2: a deadline has passed only once now is strictly after it",
+		New:   "return !deadline.After(now) // passed at the deadline itself",
+		Tests: "^TestTW2_",
+	},
+	{
+		ID: "tw3-scan-all-buckets", Claims: []string{"TW-3"},
+		What:  "every pass sweeps the whole ring instead of the buckets whose tick has begun",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "last := w.lastBegun(now) // TW-3: only buckets whose tick has begun",
+		New:   "last := w.cursor + w.mask // the whole ring, every pass",
+		Tests: "^TestTW3_",
+	},
+	{
+		ID: "tw4-continue-next-tick", Claims: []string{"TW-4"},
+		What:  "a pass that hit its budget continues at the next 1 s tick, not 1 ms later",
+		File:  "impl/inactivitycop/handler.go",
+		Old:   "wait = h.cfg.Continuation // TW-4: an exhausted pass continues 1 ms later",
+		New:   "wait = h.untilNextTick(h.r.Now())",
+		Tests: "^TestTW4_",
+	},
+	{
+		ID: "tw5-no-fast-forward", Claims: []string{"TW-5"},
+		What:  "after a clock jump longer than the ring the cursor is not fast-forwarded: the catch-up walks every missed tick",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "w.cursor = last - ring + 1 // TW-5: a jump longer than the ring fast-forwards",
+		New:   "_ = ring // walk every missed tick",
+		Tests: "^TestTW5_",
+	},
+	{
+		ID: "tw6-schedule-without-cancel", Claims: []string{"TW-6"},
+		What:  "Schedule links the element without unlinking it first, trusting callers to cancel (a re-arm leaves it in two lists)",
+		File:  "impl/timerwheel/wheel.go",
+		Old:   "e.unlink() // TW-6: schedule cancels first",
+		New:   "// the caller cancels first",
+		Tests: "^TestTW6_",
+	},
+	{
+		ID: "tw6-cancel-keeps-wheel", Claims: []string{"TW-6"},
+		What:  "unlink does not clear the element's wheel: it still looks scheduled, and cancelling it again unlinks it again, cutting its old list",
+		File:  "impl/timerwheel/element.go",
+		Old:   "e.prev, e.next, e.w = nil, nil, nil",
+		New:   "e.prev, e.next = nil, nil // e.w kept",
+		Tests: "^TestTW6_",
+	},
+	{
+		ID: "tw7-audit-disabled", Claims: []string{"TW-7"},
+		What:  "the opt-in audit never runs, even with the debug tag on",
+		File:  "impl/inactivitycop/pass.go",
+		Old:   "if p.cfg.Audit { // TW-7: the opt-in audit",
+		New:   "if false { // the audit never runs",
+		Tests: "^TestTW7_",
+	},
+	{
+		ID: "tw8-fired-counts-connections", Claims: []string{"TW-8"},
+		What:  "inactivity_cop_fired counts connections fired, not timeouts (a connection whose two timeouts pass together counts once)",
+		File:  "impl/inactivitycop/pass.go",
+		Old:   "Fired:     len(p.timeouts),",
+		New:   "Fired:     wp.Fired, // connections",
+		Tests: "^TestTW8_",
+	},
+	{
+		ID: "tw8-visited-counts-fired", Claims: []string{"TW-8"},
+		What:  "inactivity_cop_visited adds the timeouts fired instead of the connections visited (re-arms go uncounted)",
+		File:  "impl/inactivitycop/pass.go",
+		Old:   "m.Visited.Add(int64(r.Visited))",
+		New:   "m.Visited.Add(int64(r.Fired))",
+		Tests: "^TestTW8_",
+	},
+	{
+		ID: "tw8-pass-max-keeps-last", Claims: []string{"TW-8"},
+		What:  "inactivity_cop_pass_max_us keeps the last pass's time, not the longest",
+		File:  "impl/inactivitycop/handler.go",
+		Old:   "m.PassMaxUS.SetMax(us)",
+		New:   "m.PassMaxUS.Set(us)",
+		Tests: "^TestTW8_",
+	},
+	{
+		ID: "tw9-scan-all-buckets", Claims: []string{"TW-9"},
+		What:  "every pass sweeps the whole ring (TW-3's mutant, against the speed test's exact counts)",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "last := w.lastBegun(now) // TW-3: only buckets whose tick has begun",
+		New:   "last := w.cursor + w.mask // the whole ring, every pass",
+		Tests: "^TestTW9_",
+	},
+	{
+		ID: "tw9-audit-on-by-default", Claims: []string{"TW-9"},
+		What:  "the debug audit is on in the default configuration: every idle pass is a full scan again (caught by the timing alone)",
+		File:  "impl/inactivitycop/config.go",
+		Old:   "Continuation: DefaultContinuation,",
+		New:   "Continuation: DefaultContinuation,\n\t\tAudit:        true, // the debug audit left on",
+		Tests: "^TestTW9_",
+	},
+}
