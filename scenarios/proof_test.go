@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/accesschannels"
 	"github.com/windtunnel/windtunnel/impl/authz"
+	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/relay"
@@ -237,4 +238,80 @@ func containsAuthz(ids []authz.ID, id authz.ID) bool {
 		}
 	}
 	return false
+}
+
+// TestTW1_ProofSetters: TW-1 on the production handler with two timeout
+// setters and cop passes: one task arms c1's inactivity timeout and shortens
+// it a second later; the other arms c2's inactivity and active timeouts,
+// reports activity on both connections and shortens c2's inactivity timeout
+// at once; a third runs passes at +4 s and +6 s. Each shortening happens
+// while the wheel holds the longer deadline, the case TW-1's single re-arm
+// path exists for. After every operation, and at the end, the handler's own
+// audit must find no connection whose wheel deadline is later than its real
+// one (late) or that has a live deadline the wheel does not hold (lost),
+// and no timeout may fire before its deadline, in every schedule with at
+// most 2 preemptions.
+func TestTW1_ProofSetters(t *testing.T) {
+	prove(t, proofSpec{
+		id:        "TW-1",
+		config:    "one net thread, two connections; two timeout-setting tasks (arm, shorten, activity) and a task running two cop passes",
+		reduction: sim.ReductionDPOR,
+		body: func(s *sim.Sim) {
+			ctx := context.Background()
+			h, err := inactivitycop.NewHandler(s, "proof", inactivitycop.DefaultConfig(), func(to inactivitycop.Timeout) {
+				if !to.At.After(to.Deadline) {
+					s.Failf("TW-2: %v timeout of conn %d fired at +%v, not after its deadline +%v", to.Kind, to.Conn.ID(), to.At.Sub(sim.Epoch), to.Deadline.Sub(sim.Epoch))
+				}
+			})
+			if err != nil {
+				s.Failf("setup: %v", err)
+			}
+			c1, c2 := h.Open(), h.Open()
+			audit := func(after string) {
+				h.Do(func(cop *inactivitycop.Cop, now time.Time) {
+					a := cop.Audit()
+					if len(a.Late) > 0 || len(a.Lost) > 0 {
+						s.Failf("TW-1: after %s: %d late and %d lost connection(s) in the wheel", after, len(a.Late), len(a.Lost))
+					}
+				})
+			}
+			must := func(err error) {
+				if err != nil {
+					s.Failf("setter: %v", err)
+				}
+			}
+			wg := s.NewWaitGroup("tasks")
+			wg.Add(3)
+			s.Go("setter-a", func() {
+				defer wg.Done()
+				must(h.SetInactivityTimeout(c1, 30*time.Second))
+				audit("arming c1's inactivity timeout")
+				_ = s.Sleep(ctx, time.Second)
+				must(h.SetInactivityTimeout(c1, 5*time.Second))
+				audit("shortening c1's inactivity timeout")
+			})
+			s.Go("setter-b", func() {
+				defer wg.Done()
+				must(h.SetInactivityTimeout(c2, 40*time.Second))
+				audit("arming c2's inactivity timeout")
+				must(h.SetActiveTimeout(c2, 20*time.Second))
+				audit("arming c2's active timeout")
+				h.NetActivity(c1)
+				h.NetActivity(c2)
+				audit("activity")
+				must(h.SetInactivityTimeout(c2, 3*time.Second))
+				audit("shortening c2's inactivity timeout")
+			})
+			s.Go("cop", func() {
+				defer wg.Done()
+				for _, at := range []time.Duration{4 * time.Second, 6 * time.Second} {
+					_ = s.Sleep(ctx, at-s.Elapsed())
+					h.Pass()
+					audit("a cop pass")
+				}
+			})
+			_ = wg.Wait(ctx)
+			audit("the end")
+		},
+	})
 }
