@@ -1,4 +1,121 @@
 package audit
 
-// drMutants are the metrics-drain mutants (DR-*).
-var drMutants = []Mutant{}
+// drMutants are the metrics-drain mutants (DR-*), all in impl/collector.
+// The scenario tests are scenarios/dr_*_test.go; each mutant names the
+// tests that must catch it. Claims lists every claim whose test catches it,
+// the claim CLAIMS.md names it under first.
+var drMutants = []Mutant{
+	{
+		ID: "dr-split-off-by-one", Claims: []string{"DR-1"},
+		What:  "the cutoff rule drains a point exactly at the cutoff (TS <= cutoff)",
+		File:  "impl/collector/chunks.go",
+		Old:   "return ts < cutoff // DR-1",
+		New:   "return ts <= cutoff // DR-1",
+		Tests: "^TestDR1_",
+	},
+	{
+		ID: "dr-chunk-bounds-not-updated", Claims: []string{"DR-1", "DR-6"},
+		What:  "a record does not update its chunk's oldest/newest timestamp, so the split moves straddling chunks whole",
+		File:  "impl/collector/chunks.go",
+		Old:   "\tt.minTS, t.maxTS = min(t.minTS, p.TS), max(t.maxTS, p.TS) // DR-6: the split trusts these bounds\n",
+		New:   "",
+		Tests: "^TestDR(1|6)_",
+	},
+	{
+		ID: "dr-split-under-write-lock", Claims: []string{"DR-2", "DR-3"},
+		What:  "the split runs inside the first swap's write lock, moving every buffered point under it",
+		File:  "impl/collector/drain.go",
+		Old:   "c.writeLocked(&st, func() { old = c.swapOut() })\n\tdrained, kept = c.splitAll(old, cut, &st)",
+		New:   "c.writeLocked(&st, func() { old = c.swapOut(); drained, kept = c.splitAll(old, cut, &st) })",
+		Tests: "^TestDR(2|3)_",
+	},
+	{
+		ID: "dr-relock-around-split", Claims: []string{"DR-3", "DR-2"},
+		What:  "the write lock is free when the split starts but taken again around the split (the seed review's case)",
+		File:  "impl/collector/drain.go",
+		Old:   "drained, kept = c.splitAll(old, cut, &st)",
+		New:   "c.data.Lock(); drained, kept = c.splitAll(old, cut, &st); c.data.Unlock()",
+		Tests: "^TestDR(3|2)_",
+	},
+	{
+		ID: "dr-drain-mutex-released-early", Claims: []string{"DR-4"},
+		What:  "the drain mutex is released right after the first swap, so another drain can swap during the split",
+		File:  "impl/collector/drain.go",
+		Old:   "defer c.drainMu.Unlock() // DR-4: the swap, split and put-back of concurrent drains run one at a time\n\tc.writeLocked(&st, func() { old = c.swapOut() })",
+		New:   "c.writeLocked(&st, func() { old = c.swapOut() })\n\tc.drainMu.Unlock()",
+		Tests: "^TestDR4_",
+	},
+	{
+		ID: "dr-putback-prepends", Claims: []string{"DR-5", "DR-7"},
+		What:  "the put-back puts the chunks recorded during the split before the kept ones",
+		File:  "impl/collector/drain.go",
+		Old:   "kept[key] = join(kept[key], recent)",
+		New:   "kept[key] = join(recent, kept[key])",
+		Tests: "^TestDR(5|7)_",
+	},
+	{
+		ID: "dr-chunk-size-unbounded", Claims: []string{"DR-6"},
+		What:  "a record appends to the last chunk however full it is: one key's points become one growing vector",
+		File:  "impl/collector/chunks.go",
+		Old:   "if t == nil || len(t.pts) >= ChunkPoints {",
+		New:   "if t == nil {",
+		Tests: "^TestDR6_",
+	},
+	{
+		ID: "dr-query-includes-upper-bound", Claims: []string{"DR-7"},
+		What:  "a query returns the points at its upper bound too ([from, to] instead of [from, to))",
+		File:  "impl/collector/chunks.go",
+		Old:   "if from <= p.TS && p.TS < to {",
+		New:   "if from <= p.TS && p.TS <= to {",
+		Tests: "^TestDR7_",
+	},
+	{
+		ID: "dr-query-blind-during-drain", Claims: []string{"DR-7"},
+		What:  "a query during a drain returns nothing, not the points recorded since the swap (a deviation beyond the documented one)",
+		File:  "impl/collector/collector.go",
+		Old:   "\ts := c.series[key]\n\tif s == nil {\n\t\treturn nil, nil\n\t}\n\treturn s.appendRange(nil, lo, hi), nil",
+		New:   "\ts := c.series[key]\n\tif s == nil || c.inFlight > 0 {\n\t\treturn nil, nil\n\t}\n\treturn s.appendRange(nil, lo, hi), nil",
+		Tests: "^TestDR7_",
+	},
+	{
+		ID: "dr-putback-compacts-under-lock", Claims: []string{"DR-8"},
+		What: "the put-back compacts every kept key into full chunks, copying the kept points while it holds the write lock",
+		File: "impl/collector/drain.go",
+		Old:  "\tc.series = kept\n",
+		New: "\tfor key, s := range kept { // compact the split remnants back into full chunks\n" +
+			"\t\tfull := &series{}\n" +
+			"\t\tfor ch := s.head; ch != nil; ch = ch.next {\n" +
+			"\t\t\tfor _, p := range ch.pts {\n" +
+			"\t\t\t\tfull.add(p)\n" +
+			"\t\t\t}\n" +
+			"\t\t}\n" +
+			"\t\tkept[key] = full\n" +
+			"\t}\n" +
+			"\tc.series = kept\n",
+		Tests: "^TestDR8_",
+	},
+	{
+		ID: "dr-worker-error-not-counted", Claims: []string{"DR-9"},
+		What:  "a failed flush cycle is logged but not counted in worker_errors_total",
+		File:  "impl/collector/worker.go",
+		Old:   "\tw.errs.With(\"metrics_flush\").Inc() // DR-9: counted for this cycle; the loop goes on\n",
+		New:   "",
+		Tests: "^TestDR9_",
+	},
+	{
+		ID: "dr-worker-stops-after-failure", Claims: []string{"DR-9"},
+		What:  "the flush worker stops after a failed cycle",
+		File:  "impl/collector/worker.go",
+		Old:   "\tw.logf(\"metrics flush: drain failed: %v\", err)\n",
+		New:   "\tw.logf(\"metrics flush: drain failed: %v\", err)\n\tw.cancel() // a failed drain stops the worker\n",
+		Tests: "^TestDR9_",
+	},
+	{
+		ID: "dr-worker-panic-escapes", Claims: []string{"DR-9"},
+		What:  "a panicking drain is not recovered on its task (the process would die)",
+		File:  "impl/collector/worker.go",
+		Old:   "if p := recover(); p != nil {",
+		New:   "if p := any(nil); p != nil {",
+		Tests: "^TestDR9_",
+	},
+}
