@@ -225,6 +225,30 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 		}
 		_ = wg.Wait(ctx)
 		faulty = false
+		// One cancellation is guaranteed in every seed, whatever the random
+		// clients did: a cold load cancelled while its statement runs (the
+		// statement takes at least 0.5 ms, the cancellation comes after
+		// 0.1 ms). Its user is among the follow-ups below, which must then
+		// proceed: the cancelled load released the user lock.
+		cold := msUser(1)
+		pod.MS.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: msCommunity, UserID: cold, ChannelID: msChannel(1)})
+		cctx, ccancel := s.WithCancel(ctx)
+		cancelled := s.NewEvent("cancelled-request")
+		s.Go("cancelled-request", func() {
+			defer cancelled.Set()
+			_, err := w.IsMember(cctx, pod, 99, msCommunity, cold, msChannel(1))
+			switch {
+			case errors.Is(err, context.Canceled):
+				fig.cancelled++
+			case err != nil:
+				s.Failf("MS-7: a cancelled request failed with %v, not its context's error", err)
+			default:
+				s.Failf("MS-7: a request cancelled during its load answered anyway")
+			}
+		})
+		_ = s.Sleep(ctx, 100*time.Microsecond)
+		ccancel()
+		_ = cancelled.Wait(ctx)
 		// The follow-ups: every user at once, right after the faults.
 		before := countMS(w, pod)
 		var stuck []string
