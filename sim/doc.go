@@ -35,6 +35,18 @@
 // as go test subtests, prints a reproducible failure report and keeps a
 // corpus of seeds that once failed.
 //
+// # Exhaustive exploration
+//
+// Explore enumerates schedules instead of sampling them: it reruns the
+// program from the same seed, depth first over the scheduling decisions,
+// covering every schedule with at most MaxPreemptions preemptive context
+// switches (CHESS), optionally skipping schedules equivalent to explored ones
+// (sleep sets, or dynamic partial-order reduction; BPOR under a bound). It
+// reports schedules explored, branches pruned and whether the space was
+// exhausted; a failing schedule replays with Replay(result.Decisions). The
+// reductions assume the program is data-race-free with respect to sim
+// objects; explore.go says exactly what that means.
+//
 // # Using it
 //
 //	res := sim.Run(sim.Config{Seed: 42}, func(s *sim.Sim) {
