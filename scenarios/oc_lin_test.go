@@ -47,6 +47,12 @@ func TestOC6_MemberHalfDebtIsFound(t *testing.T) {
 					artifact = path
 				}
 				witness = fmt.Sprintf("seed %#x: member reads of %v are not linearizable on one pod with reliable invalidation: a fill that raced a membership change re-inserted the old member set", s.Seed(), res.Keys)
+				for _, k := range res.Keys {
+					if ex := w.History.StaleAfterWrite(k); ex != "" {
+						witness += "\n" + ex
+						break
+					}
+				}
 			}
 		}
 		return m.check(s.Seed(), w)

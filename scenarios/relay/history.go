@@ -125,3 +125,41 @@ func hasClass(cs []Class, c Class) bool {
 	}
 	return false
 }
+
+// StaleAfterWrite finds, for key, a read that started after a write of the
+// key had completed (in the logical order) and still returned the value
+// from before that write, with no later write it could have seen: the
+// plainest counterexample to linearizability. It returns a description of
+// the write and the read, or "" if there is none.
+func (h *History) StaleAfterWrite(key string) string {
+	var writes []WriteOp
+	for _, w := range h.Writes {
+		if w.Key.String() == key {
+			writes = append(writes, w)
+		}
+	}
+	for i, r := range h.Reads {
+		if r.Key.String() != key {
+			continue
+		}
+		// The last write that completed before r began, and whether any
+		// write overlaps r (then r may legitimately see either value).
+		var last *WriteOp
+		overlaps := false
+		for j := range writes {
+			w := &writes[j]
+			if w.ReturnSeq < r.InvokeSeq {
+				if last == nil || w.ReturnSeq > last.ReturnSeq {
+					last = w
+				}
+			} else if w.CallSeq < r.ReturnSeq {
+				overlaps = true
+			}
+		}
+		if last != nil && !overlaps && r.Granted != last.Value {
+			return fmt.Sprintf("write: %s set %s to %v on pod %d, from +%v to +%v\nread:  %s, started after that write completed",
+				key, "granted", last.Value, last.Pod, nsDur(last.Call), nsDur(last.Return), h.Describe(i))
+		}
+	}
+	return ""
+}
