@@ -33,9 +33,11 @@ func busyProgram(s *Sim) {
 				mu.Unlock()
 				if j%2 == 0 {
 					rw.RLock()
+					//lint:ignore SA2001 the lock operations are the scheduling points under test
 					rw.RUnlock()
 				} else {
 					rw.Lock()
+					//lint:ignore SA2001 the lock operations are the scheduling points under test
 					rw.Unlock()
 				}
 				_ = s.Sleep(bg, time.Duration(s.Rand().IntN(3))*time.Millisecond)
@@ -253,6 +255,7 @@ func opposite(s *Sim) {
 		defer wg.Done()
 		a.Lock()
 		b.Lock() // waits here in a deadlock
+		//lint:ignore SA2001 the test only needs both locks taken in this order
 		b.Unlock()
 		a.Unlock()
 	})
@@ -260,6 +263,7 @@ func opposite(s *Sim) {
 		defer wg.Done()
 		b.Lock()
 		a.Lock() // waits here in a deadlock
+		//lint:ignore SA2001 the test only needs both locks taken in this order
 		a.Unlock()
 		b.Unlock()
 	})

@@ -134,7 +134,7 @@ func ParseRedis(v string) (*redis.Options, error) {
 		return opts, nil
 	}
 	if !strings.Contains(v, ":") {
-		return nil, fmt.Errorf("Redis address %q is neither host:port nor a redis:// URL", v)
+		return nil, fmt.Errorf("the Redis address %q is neither host:port nor a redis:// URL", v)
 	}
 	return &redis.Options{Addr: v}, nil
 }
