@@ -105,56 +105,86 @@ func TestMS3_ProofFence(t *testing.T) {
 		id:        "MS-3",
 		config:    "one pod; a cold membership check, an admin removing the membership and invalidating, a check after the invalidation",
 		reduction: sim.ReductionDPOR,
-		body: func(s *sim.Sim) {
-			ctx := context.Background()
-			k, u, ch := authz.NewID('k', 1), authz.NewID('u', 1), authz.NewID('c', 1)
-			tables := relay.NewTables()
-			_ = tables.AddChannel(relay.Channel{ID: ch, Community: k})
-			_ = tables.SetMember(u, ch, true)
-			store := proofStore(s, tables, nil)
-			cache, err := membership.New(s, store, membership.Config{})
-			if err != nil {
-				s.Failf("setup: %v", err)
+		body:      msFenceProof,
+	})
+}
+
+// msFenceProof is one run of MS-3's proof configuration.
+func msFenceProof(s *sim.Sim) {
+	ctx := context.Background()
+	k, u, ch := authz.NewID('k', 1), authz.NewID('u', 1), authz.NewID('c', 1)
+	tables := relay.NewTables()
+	_ = tables.AddChannel(relay.Channel{ID: ch, Community: k})
+	_ = tables.SetMember(u, ch, true)
+	store := proofStore(s, tables, nil)
+	cache, err := membership.New(s, store, membership.Config{})
+	if err != nil {
+		s.Failf("setup: %v", err)
+	}
+	// Virtual time does not move in this configuration (no latency),
+	// so operations are ordered by a logical clock instead: one task
+	// runs at a time, so a counter bumped at every invocation and
+	// return gives the real-time order porcupine needs.
+	var ops []checks.LinOp
+	var clock int64
+	tick := func() int64 { clock++; return clock }
+	read := func(client int) {
+		invoke := tick()
+		ok, err := cache.IsMember(ctx, k, u, ch)
+		if err != nil {
+			s.Failf("MS-3: check failed without faults: %v", err)
+		}
+		ops = append(ops, checks.LinOp{Key: "u1/c1", Value: ok, Call: invoke, Return: tick(), Client: client})
+	}
+	invalidated := s.NewEvent("invalidated")
+	wg := s.NewWaitGroup("tasks")
+	wg.Add(3)
+	s.Go("cold-check", func() { defer wg.Done(); read(1) })
+	s.Go("admin", func() {
+		defer wg.Done()
+		invoke := tick()
+		if _, err := store.DB.Write(ctx, "remove", func(t *relay.Tables) { _ = t.SetMember(u, ch, false) }); err != nil {
+			s.Failf("write: %v", err)
+		}
+		cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: k, UserID: u, ChannelID: ch})
+		ops = append(ops, checks.LinOp{Key: "u1/c1", Write: true, Value: false, Call: invoke, Return: tick(), Client: 2})
+		invalidated.Set()
+	})
+	s.Go("later-check", func() {
+		defer wg.Done()
+		_ = invalidated.Wait(ctx)
+		read(3)
+	})
+	_ = wg.Wait(ctx)
+	if res := checks.Linearizable(ops, map[string]bool{"u1/c1": true}, 0); res.Verdict != porcupine.Ok {
+		s.Failf("MS-3: the checks are not linearizable (%s): %+v", res.Verdict, ops)
+	}
+}
+
+// BenchmarkMS3ProofFence measures the explorer on the fence configuration:
+// the whole space of MS-3's proof (every schedule with at most 2
+// preemptions, DPOR), with schedules/s against a same-run baseline of
+// random-walk runs of the same program.
+func BenchmarkMS3ProofFence(b *testing.B) {
+	b.Run("baseline=random-walk", func(b *testing.B) {
+		for i := range b.N {
+			if res := sim.Run(sim.Config{Seed: uint64(i)}, msFenceProof); res.Err != nil {
+				b.Fatal(res.Err)
 			}
-			// Virtual time does not move in this configuration (no latency),
-			// so operations are ordered by a logical clock instead: one task
-			// runs at a time, so a counter bumped at every invocation and
-			// return gives the real-time order porcupine needs.
-			var ops []checks.LinOp
-			var clock int64
-			tick := func() int64 { clock++; return clock }
-			read := func(client int) {
-				invoke := tick()
-				ok, err := cache.IsMember(ctx, k, u, ch)
-				if err != nil {
-					s.Failf("MS-3: check failed without faults: %v", err)
-				}
-				ops = append(ops, checks.LinOp{Key: "u1/c1", Value: ok, Call: invoke, Return: tick(), Client: client})
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+	})
+	b.Run("explore/P=2/dpor", func(b *testing.B) {
+		var explored int64
+		for range b.N {
+			res := sim.Explore(sim.Config{Seed: 1}, sim.ExploreOptions{MaxPreemptions: proofPreemptions, Reduction: sim.ReductionDPOR, MaxSchedules: 200_000}, msFenceProof)
+			if res.Err != nil || !res.Exhausted || res.Failures > 0 {
+				b.Fatalf("the fence proof did not hold: %s", res)
 			}
-			invalidated := s.NewEvent("invalidated")
-			wg := s.NewWaitGroup("tasks")
-			wg.Add(3)
-			s.Go("cold-check", func() { defer wg.Done(); read(1) })
-			s.Go("admin", func() {
-				defer wg.Done()
-				invoke := tick()
-				if _, err := store.DB.Write(ctx, "remove", func(t *relay.Tables) { _ = t.SetMember(u, ch, false) }); err != nil {
-					s.Failf("write: %v", err)
-				}
-				cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: k, UserID: u, ChannelID: ch})
-				ops = append(ops, checks.LinOp{Key: "u1/c1", Write: true, Value: false, Call: invoke, Return: tick(), Client: 2})
-				invalidated.Set()
-			})
-			s.Go("later-check", func() {
-				defer wg.Done()
-				_ = invalidated.Wait(ctx)
-				read(3)
-			})
-			_ = wg.Wait(ctx)
-			if res := checks.Linearizable(ops, map[string]bool{"u1/c1": true}, 0); res.Verdict != porcupine.Ok {
-				s.Failf("MS-3: the checks are not linearizable (%s): %+v", res.Verdict, ops)
-			}
-		},
+			explored += res.Explored
+		}
+		b.ReportMetric(float64(explored)/float64(b.N), "schedules")
+		b.ReportMetric(float64(explored)/b.Elapsed().Seconds(), "schedules/s")
 	})
 }
 
