@@ -53,12 +53,12 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 	}
 	type seedFigures struct {
 		checked, oversize int64
-		worst             msLocalMax // wrong answers per user
+		worst             claims.Max // wrong answers per user
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 3}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
 		nChannels := capIDs + 16 + 8 // every probe's channels, plus 8 nobody is in
 		members := make([][]int, len(probes))
@@ -105,7 +105,7 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 			fig.checked += int64(len(probe))
 			fig.oversize += d.oversize
 			desc := fmt.Sprintf("seed %#x: user with %d memberships, %d checks: %s; fetched %d rows; entry %+v", s.Seed(), p.memberships, len(probe), d, rows, info)
-			fig.worst.observe(float64(len(wrong)), func() string { return desc })
+			fig.worst.Observe(float64(len(wrong)), func() string { return desc })
 			switch {
 			case len(wrong) > 0:
 				return fmt.Errorf("MS-4: user with %d memberships: %d wrong answers of %d, e.g. %s", p.memberships, len(wrong), len(probe), wrong[0])
@@ -124,8 +124,8 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 		return nil
 	})
 	var checked, oversize int64
-	results.each(func(_ uint64, f *seedFigures) { checked, oversize = checked+f.checked, oversize+f.oversize })
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	results.Each(func(_ uint64, f *seedFigures) { checked, oversize = checked+f.checked, oversize+f.oversize })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	claims.Report(t, claims.Record{
 		ID: "MS-4", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("%v wrong answers over %d boundary checks (4,097 / 16,384 / 16,385 / 16,400 memberships); %d oversize point checks, counted", worst.Value, checked, oversize),

@@ -70,12 +70,12 @@ func TestMS8_WeightedBudget(t *testing.T) {
 	const capIDs, nUsers, nChannels = 64, 48, 72
 	type seedFigures struct {
 		samples, evictions int64
-		worst              msLocalMax // retained weight / budget
+		worst              claims.Max // retained weight / budget
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 10}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
 		sizes := []int{0, 0, 1, capIDs - 1, capIDs, capIDs + 1, capIDs + 1}
 		members := make([][]int, nUsers)
@@ -110,7 +110,7 @@ func TestMS8_WeightedBudget(t *testing.T) {
 			u := pod.MS.Usage()
 			fig.samples++
 			ratio := float64(msRetainedWeight(u)) / float64(u.BudgetBytes)
-			fig.worst.observe(ratio, func() string {
+			fig.worst.Observe(ratio, func() string {
 				return fmt.Sprintf("seed %#x at +%v: %d entries (%d snapshots, %d markers, %d loading), %d IDs: %d of %d bytes",
 					s.Seed(), s.Elapsed(), u.Entries, u.Snapshots, u.Markers, u.Loading, u.IDs, msRetainedWeight(u), u.BudgetBytes)
 			})
@@ -164,8 +164,8 @@ func TestMS8_WeightedBudget(t *testing.T) {
 		return nil
 	})
 	var samples, evictions int64
-	results.each(func(_ uint64, f *seedFigures) { samples, evictions = samples+f.samples, evictions+f.evictions })
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	results.Each(func(_ uint64, f *seedFigures) { samples, evictions = samples+f.samples, evictions+f.evictions })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	claims.Report(t, claims.Record{
 		ID: "MS-8", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("max retained weight %.1f%% of the budget over %d samples after maintenance (%d evictions)", 100*worst.Value, samples, evictions),

@@ -90,13 +90,13 @@ func msCheckAll(ctx context.Context, w *relay.World, pod *relay.Pod, tasks int, 
 func TestMS1_ColdClientOneRead(t *testing.T) {
 	type seedFigures struct {
 		clients, checks280 int
-		worst              msLocalMax // membership reads per cold client
+		worst              claims.Max // membership reads per cold client
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 10}, func(s *sim.Sim) error {
 		const nChannels = 300
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
 		sizes := []int{280, 1, 2 + r.IntN(279), 2 + r.IntN(279), 2 + r.IntN(279)}
 		members := make([][]int, len(sizes))
@@ -140,7 +140,7 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 			if len(chs) == 280 {
 				fig.checks280 += len(probe)
 			}
-			fig.worst.observe(float64(d.loads+d.points), func() string {
+			fig.worst.Observe(float64(d.loads+d.points), func() string {
 				return fmt.Sprintf("seed %#x: cold client %s in %d channels, %d checks: %s", s.Seed(), relay.Short(user), len(chs), len(probe), d)
 			})
 			if len(wrong) > 0 {
@@ -154,8 +154,8 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 		return nil
 	})
 	var clients, checks280 int
-	results.each(func(_ uint64, f *seedFigures) { clients, checks280 = clients+f.clients, checks280+f.checks280 })
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	results.Each(func(_ uint64, f *seedFigures) { clients, checks280 = clients+f.clients, checks280+f.checks280 })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	claims.Report(t, claims.Record{
 		ID: "MS-1", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("max %v membership reads per cold client over %d cold clients (in 1–280 channels; %d checks by the 280-channel clients)", worst.Value, clients, checks280),
@@ -175,23 +175,16 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 	type seedFigures struct {
 		requests int
-		worst    msLocalMax // membership reads per user
+		worst    claims.Max // membership reads per user
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 20}, func(s *sim.Sim) error {
 		const nChannels = 64
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
 		users := 1 + r.IntN(4)
-		members := make([][]int, users)
-		for u := range members {
-			for c := 1; c <= nChannels; c++ {
-				if r.IntN(2) == 0 {
-					members[u] = append(members[u], c)
-				}
-			}
-		}
+		members := randomMembers(r, users, nChannels)
 		tables, err := msTables(nChannels, members)
 		if err != nil {
 			return err
@@ -230,7 +223,7 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 		for _, k := range ks {
 			total += k
 		}
-		fig.worst.observe(float64(d.loads)/float64(users), func() string {
+		fig.worst.Observe(float64(d.loads)/float64(users), func() string {
 			return fmt.Sprintf("seed %#x: %d users with K=%v concurrent cold checks: %s", s.Seed(), users, ks, d)
 		})
 		if len(wrong) > 0 {
@@ -246,8 +239,8 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 		return nil
 	})
 	requests := 0
-	results.each(func(_ uint64, f *seedFigures) { requests += f.requests })
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	results.Each(func(_ uint64, f *seedFigures) { requests += f.requests })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	claims.Report(t, claims.Record{
 		ID: "MS-5", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("max %v membership reads per user over %d concurrent cold requests (K = 2–64 per user)", worst.Value, requests),

@@ -29,12 +29,12 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 	const nUsers, nChannels = 4, 16
 	type seedFigures struct {
 		timeouts, answers int64
-		worst             msLocalMax // wrong answers
+		worst             claims.Max // wrong answers
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 10}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
 		members := make([][]int, nUsers)
 		for u := range members {
@@ -97,7 +97,7 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 		_ = wg.Wait(ctx)
 		d := countMS(w, pod)
 		fig.timeouts, fig.answers = d.waitTimeout, n
-		fig.worst.observe(float64(len(wrong)), func() string {
+		fig.worst.Observe(float64(len(wrong)), func() string {
 			return fmt.Sprintf("seed %#x: %d checks: %s", s.Seed(), n, d)
 		})
 		switch {
@@ -111,8 +111,8 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 		return nil
 	})
 	var timeouts, answers int64
-	results.each(func(_ uint64, f *seedFigures) { timeouts, answers = timeouts+f.timeouts, answers+f.answers })
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	results.Each(func(_ uint64, f *seedFigures) { timeouts, answers = timeouts+f.timeouts, answers+f.answers })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	claims.Report(t, claims.Record{
 		ID: "MS-6", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("%v wrong answers over %d checks with %d wait_timeout fallbacks, each counter equal to the point checks observed", worst.Value, answers, timeouts),
@@ -145,12 +145,12 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 	stale := &msStaleness{id: "MS-7", grant: true, deny: true, bound: 0}
 	type seedFigures struct {
 		failed, cancelled, followups int64
-		slowest                      msLocalMax // follow-up latency, s
+		slowest                      claims.Max // follow-up latency, s
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 10}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
 		c := relay.MSChurn{Community: msCommunity}
 		for i := range nUsers {
@@ -261,7 +261,7 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 				_, err := w.IsMember(ctx, pod, 100+u, msCommunity, msUser(u+1), msChannel(1+r.IntN(nChannels)))
 				took := s.Elapsed() - start
 				fig.followups++
-				fig.slowest.observe(took.Seconds(), func() string {
+				fig.slowest.Observe(took.Seconds(), func() string {
 					return fmt.Sprintf("seed %#x: follow-up of u%d took %v (err %v)", s.Seed(), u+1, took, err)
 				})
 				if err != nil || took >= lockWait {
@@ -285,10 +285,10 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 		return nil
 	})
 	var failed, cancelled, followups int64
-	results.each(func(_ uint64, f *seedFigures) {
+	results.Each(func(_ uint64, f *seedFigures) {
 		failed, cancelled, followups = failed+f.failed, cancelled+f.cancelled, followups+f.followups
 	})
-	slowest := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.slowest })
+	slowest := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.slowest })
 	stale.report(t, sum.Seeds, sum.Failures, fmt.Sprintf(
 		"one pod, reliable bus; %d injected read failures and %d cancelled requests seen by clients; %d follow-ups, slowest %v (must be < LockWait); staleness bound 0 = every answer true at some instant of its request",
 		failed, cancelled, followups, secs(slowest.Value)))

@@ -38,10 +38,10 @@ func TestMS3_FenceLinearizable(t *testing.T) {
 		artifact string
 		witness  string
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 8}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		w, err := flyMS(s, msOpts{pods: 1, reliable: true, lossyPod: -1})
 		if err != nil {
 			return err
@@ -69,7 +69,7 @@ func TestMS3_FenceLinearizable(t *testing.T) {
 	})
 	var ops, worstOps int
 	var artifact, witness string
-	results.each(func(_ uint64, f *seedFigures) {
+	results.Each(func(_ uint64, f *seedFigures) {
 		ops, worstOps = ops+f.ops, max(worstOps, f.ops)
 		if witness == "" && f.witness != "" {
 			artifact, witness = f.artifact, f.witness

@@ -73,21 +73,14 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 	const nUsers, nChannels, steps = 4, 6, 25
 	type seedFigures struct {
 		reloads, checked int64
-		worst            msLocalMax // |re-reads - expected| per (pod, user)
+		worst            claims.Max // |re-reads - expected| per (pod, user)
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 10}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		r := s.Rand()
-		members := make([][]int, nUsers)
-		for u := range members {
-			for c := 1; c <= nChannels; c++ {
-				if r.IntN(2) == 0 {
-					members[u] = append(members[u], c)
-				}
-			}
-		}
+		members := randomMembers(r, nUsers, nChannels)
 		tables, err := msTables(nChannels, members)
 		if err != nil {
 			return err
@@ -188,7 +181,7 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 					if dropped[sub.user] {
 						want = 1
 					}
-					fig.worst.observe(float64(msAbs64(n-want)), func() string {
+					fig.worst.Observe(float64(msAbs64(n-want)), func() string {
 						return fmt.Sprintf("seed %#x step %d: after %s %s/%s/%s, %s re-read %s %d times (want %d)",
 							s.Seed(), step, msg.Kind, relay.Short(msg.CommunityID), msShortID(msg.UserID), msShortID(msg.ChannelID), pod.Name, relay.Short(sub.user), n, want)
 					})
@@ -207,8 +200,8 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 		return nil
 	})
 	var reloads, checked int64
-	results.each(func(_ uint64, f *seedFigures) { reloads, checked = reloads+f.reloads, checked+f.checked })
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	results.Each(func(_ uint64, f *seedFigures) { reloads, checked = reloads+f.reloads, checked+f.checked })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	claims.Report(t, claims.Record{
 		ID: "MS-9", Verdict: claims.Verdict(sum.Failures == 0),
 		Measured: fmt.Sprintf("max %v unexpected or missing re-reads per (pod, user) after an invalidation; %d re-reads over %d checks; every message round-tripped with channel_id", worst.Value, reloads, checked),

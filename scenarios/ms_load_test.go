@@ -173,12 +173,12 @@ func msReduction(before, after int64) float64 {
 func TestMS11_EfficiencyVsPointChecks(t *testing.T) {
 	type seedFigures struct {
 		oldArm, newArm abCounts
-		worst          msLocalMax // minus the checkout reduction
+		worst          claims.Max // minus the checkout reduction
 	}
-	var results msPerSeed[*seedFigures]
+	var results claims.PerSeed[*seedFigures]
 	sum := simtest.Run(t, simtest.Options{Seeds: 3}, func(s *sim.Sim) error {
 		fig := &seedFigures{}
-		results.put(s.Seed(), fig)
+		results.Set(s.Seed(), fig)
 		l := msDrawLoad(s, 60, 20, 30*time.Second)
 		oldArm, err := msRunArm(s, l, false)
 		if err != nil {
@@ -193,7 +193,7 @@ func TestMS11_EfficiencyVsPointChecks(t *testing.T) {
 		checkouts := msReduction(oldArm.checkouts, newArm.checkouts)
 		desc := fmt.Sprintf("seed %#x: per-channel design %s; snapshot cache %s", s.Seed(), oldArm, newArm)
 		// The witness is the seed with the smallest checkout reduction.
-		fig.worst.observe(-checkouts, func() string { return desc })
+		fig.worst.Observe(-checkouts, func() string { return desc })
 		switch {
 		case len(oldArm.wrong)+len(newArm.wrong) > 0:
 			return fmt.Errorf("MS-11: wrong answers: per-channel design %v, snapshot cache %v", oldArm.wrong, newArm.wrong)
@@ -206,7 +206,7 @@ func TestMS11_EfficiencyVsPointChecks(t *testing.T) {
 		return nil
 	})
 	var totOld, totNew abCounts
-	results.each(func(_ uint64, f *seedFigures) {
+	results.Each(func(_ uint64, f *seedFigures) {
 		for _, a := range []struct{ tot, arm *abCounts }{{&totOld, &f.oldArm}, {&totNew, &f.newArm}} {
 			a.tot.perChannel += a.arm.perChannel
 			a.tot.loads += a.arm.loads
@@ -215,7 +215,7 @@ func TestMS11_EfficiencyVsPointChecks(t *testing.T) {
 			a.tot.checks += a.arm.checks
 		}
 	})
-	worst := msMaxOver(&results, func(f *seedFigures) msLocalMax { return f.worst })
+	worst := claims.MaxOver(&results, func(f *seedFigures) claims.Max { return f.worst })
 	perChannel := msReduction(totOld.perChannel, totNew.perChannel)
 	allMembership := msReduction(totOld.perChannel+totOld.loads, totNew.perChannel+totNew.loads)
 	checkouts := msReduction(totOld.checkouts, totNew.checkouts)

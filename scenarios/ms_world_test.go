@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,56 +89,6 @@ func flyMS(s *sim.Sim, o msOpts) (*relay.World, error) {
 	return w, nil
 }
 
-// msPerSeed keeps one value per seed, in the order the seeds first ran. The
-// harness re-runs a failing seed to write its artifacts, and
-// -sim.determinism runs every seed twice, so a test body must not add to
-// running totals: it stores its seed's figures here, and the test
-// aggregates them after simtest.Run.
-type msPerSeed[T any] struct {
-	order []uint64
-	vals  map[uint64]T
-}
-
-func (p *msPerSeed[T]) put(seed uint64, v T) {
-	if p.vals == nil {
-		p.vals = map[uint64]T{}
-	}
-	if _, ok := p.vals[seed]; !ok {
-		p.order = append(p.order, seed)
-	}
-	p.vals[seed] = v
-}
-
-// msLocalMax is the largest figure within one seed and what produced it.
-type msLocalMax struct {
-	v       float64
-	witness string
-	set     bool
-}
-
-func (m *msLocalMax) observe(v float64, witness func() string) {
-	if !m.set || v > m.v {
-		m.v, m.witness, m.set = v, witness(), true
-	}
-}
-
-// msMaxOver aggregates one msLocalMax per seed into the test's claims.Max.
-func msMaxOver[T any](p *msPerSeed[T], get func(T) msLocalMax) claims.Max {
-	var m claims.Max
-	p.each(func(_ uint64, v T) {
-		if l := get(v); l.set {
-			m.Observe(l.v, func() string { return l.witness })
-		}
-	})
-	return m
-}
-
-func (p *msPerSeed[T]) each(f func(seed uint64, v T)) {
-	for _, seed := range p.order {
-		f(seed, p.vals[seed])
-	}
-}
-
 // msStaleness bounds the staleness of membership-cache reads (class
 // relay.Membership) for one claim, over a test's seeds: grant-staleness,
 // deny-staleness, or both (MS-2 bounds both, MS-10 and MS-7 as stated).
@@ -145,7 +96,7 @@ type msStaleness struct {
 	id          string
 	grant, deny bool
 	bound       time.Duration
-	seeds       msPerSeed[staleSeed]
+	seeds       claims.PerSeed[staleSeed]
 }
 
 // staleSeed is one seed's figures per class ([0] grants, [1] denials).
@@ -190,7 +141,7 @@ func (c *msStaleness) check(seed uint64, h *relay.History, truth checks.Truth) e
 			errs = append(errs, fmt.Sprintf("%s-staleness %v exceeds %v: %s", name, r.MaxStaleness, c.bound, describeWitness(h, r.Witness)))
 		}
 	}
-	c.seeds.put(seed, st)
+	c.seeds.Set(seed, st)
 	if len(errs) > 0 {
 		// The cross-check runs on seeds the exact checker passes only:
 		// proving a Δ-shifted history Illegal makes porcupine search every
@@ -212,7 +163,7 @@ func (c *msStaleness) check(seed uint64, h *relay.History, truth checks.Truth) e
 // (0 grants, 1 denials), in seconds, with its witness.
 func (c *msStaleness) worst(classes ...int) claims.Max {
 	var m claims.Max
-	c.seeds.each(func(seed uint64, st staleSeed) {
+	c.seeds.Each(func(seed uint64, st staleSeed) {
 		for _, i := range classes {
 			m.Observe(st.max[i], func() string { return fmt.Sprintf("seed %#x: %s", seed, st.witness[i]) })
 		}
@@ -233,7 +184,7 @@ func (c *msStaleness) report(t testing.TB, seeds, failures int, note string) {
 		bounded = append(bounded, i)
 		var buckets [checks.NumBuckets]int64
 		reads := 0
-		c.seeds.each(func(_ uint64, st staleSeed) {
+		c.seeds.Each(func(_ uint64, st staleSeed) {
 			reads += st.reads[i]
 			for b, n := range st.buckets[i] {
 				buckets[b] += n
@@ -292,4 +243,18 @@ func fallbackSeries(reason string) string {
 // and the seed (the body runs without the subtest's *testing.T).
 func msSeedDir(t *testing.T, s *sim.Sim) string {
 	return filepath.Join(simtest.ArtifactDir(t), fmt.Sprintf("seed=%#x", s.Seed()))
+}
+
+// randomMembers gives each of users users a membership in each of the
+// channels 1..nChannels with probability ½.
+func randomMembers(r *rand.Rand, users, nChannels int) [][]int {
+	members := make([][]int, users)
+	for u := range members {
+		for c := 1; c <= nChannels; c++ {
+			if r.IntN(2) == 0 {
+				members[u] = append(members[u], c)
+			}
+		}
+	}
+	return members
 }

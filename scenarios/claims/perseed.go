@@ -37,3 +37,22 @@ func (p *PerSeed[T]) Values() []T {
 
 // Seeds returns the seeds in the order they first reported.
 func (p *PerSeed[T]) Seeds() []uint64 { return slices.Clone(p.order) }
+
+// Each calls f for every seed's value, in the order seeds first reported.
+func (p *PerSeed[T]) Each(f func(seed uint64, v T)) {
+	for _, s := range p.order {
+		f(s, p.vals[s])
+	}
+}
+
+// MaxOver combines one Max per seed (get picks it from the seed's value)
+// into the Max over all seeds, keeping the earliest seed's witness on ties.
+func MaxOver[T any](p *PerSeed[T], get func(T) Max) Max {
+	var m Max
+	p.Each(func(_ uint64, v T) {
+		if l := get(v); l.Seen() {
+			m.Observe(l.Value, func() string { return l.Witness })
+		}
+	})
+	return m
+}
