@@ -4,7 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/model"
@@ -95,9 +99,15 @@ func (w *twin) pass(k int) error {
 		want = append(want, firing{x.ID, x.Kind.String(), x.Deadline.Sub(origin)})
 	}
 	var got []firing
+	// A chain visits a connection at most once per bucket it examines: a
+	// deadline beyond the ring wraps into a bucket that may come up again
+	// in the same catch-up (re-armed at tick t+ring, it sits in the bucket
+	// of tick t), so that bound, not one visit per connection, is what
+	// makes a runaway chain an error.
+	maxPasses := len(w.conns)*(w.cop.Config().Buckets+1) + 1
 	for c := 0; ; c++ {
-		if c > len(w.conns) {
-			return fmt.Errorf("more than %d continuations", len(w.conns))
+		if c > maxPasses {
+			return fmt.Errorf("more than %d continuations", maxPasses)
 		}
 		r := w.cop.Pass(w.now)
 		for _, x := range r.Timeouts {
@@ -146,4 +156,32 @@ func (w *twin) check() error {
 		return fmt.Errorf("TW-7: audit found %d lost, %d late", len(a.Lost), len(a.Late))
 	}
 	return nil
+}
+
+// TW-5 regression (found by TestWheelCopMatchesFullScanWithBudget): on an
+// 8-bucket ring, three 9 s deadlines wrap into the bucket of a 1.15 s one.
+// A budget-1 catch-up over two ticks visits them there, re-arms two of them
+// at 10.05 s into the bucket of tick 2, and meets them again when it reaches
+// tick 2: six visits for four connections. The chain still ends, fires
+// exactly what the full scan fires, and never early.
+func TestWrappedDeadlinesRevisitedInOneChain(t *testing.T) {
+	cfg := inactivitycop.DefaultConfig()
+	cfg.Buckets, cfg.Budget = 8, 1
+	w, err := newTwin(cfg)
+	require.NoError(t, err)
+	w.now = origin.Add(50 * time.Millisecond)
+	require.NoError(t, w.open())
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, w.open())
+		require.NoError(t, w.setInactivity(i, 9*time.Second))
+	}
+	require.NoError(t, w.pass(1))
+	w.now = w.grid.Add(50 * time.Millisecond)
+	w.activity(2)
+	w.activity(3)
+	require.NoError(t, w.setInactivity(0, 100*time.Millisecond))
+	before := w.continuations
+	require.NoError(t, w.pass(2))
+	assert.Equal(t, 5, w.continuations-before, "six visits at one per pass: five continuations")
+	require.NoError(t, w.check())
 }

@@ -68,8 +68,10 @@ func TestWheelCopMatchesFullScan(t *testing.T) {
 // pass instant, none early. Ops run 50 ms past a multiple of 100 ms and
 // timeouts are multiples of 100 ms, so no deadline falls inside a chain
 // (a continuation at p+c ms would rightly fire a deadline in [p, p+c ms)
-// that the full scan only sees a tick later): with at most 40 connections a
-// chain is at most 40 passes, since it visits each connection at most once.
+// that the full scan only sees a tick later): a chain lasts under 50 ms as
+// long as it visits a connection at most once per bucket it examines, which
+// twin.pass enforces. Timeouts of up to 40 s on an 8-bucket ring wrap, so a
+// chain can meet a connection again in a bucket it reaches later (TW-5).
 func TestWheelCopMatchesFullScanWithBudget(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := inactivitycop.DefaultConfig()
