@@ -1,0 +1,205 @@
+package logfilter_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/rt"
+)
+
+// tb is what the helpers need of a *testing.T, *testing.B or *rapid.T.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	FailNow()
+}
+
+// The six event targets of the differential (LF-2): a target, a nested one
+// and a doubly nested one, the prefix lookalike buzz_relayer, an unrelated
+// target and the empty target of a logger without one.
+var eventTargets = []string{
+	"buzz_relay",
+	"buzz_relay::conn",
+	"buzz_relay::conn::tls",
+	"buzz_relayer",
+	"other",
+	"",
+}
+
+// eventLevels are every named level plus the levels just below and just
+// above each, so that a comparison off by one shows.
+var eventLevels = func() []slog.Level {
+	var out []slog.Level
+	for _, l := range []slog.Level{logfilter.LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+		out = append(out, l-1, l, l+1)
+	}
+	return append(out, slog.LevelError+20)
+}()
+
+// allLevels lets the wrapped handler pass everything: only the filter
+// decides.
+const allLevels = slog.Level(-1 << 20)
+
+// textHandler writes records as text into buf, without the time, so that
+// two runs of one workload can be compared byte for byte.
+func textHandler(buf *bytes.Buffer) slog.Handler {
+	return slog.NewTextHandler(buf, &slog.HandlerOptions{
+		Level: allLevels,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+}
+
+// handlerFor builds a one-filter registry and its handler into buf.
+func handlerFor(t tb, f *logfilter.Filter, buf *bytes.Buffer) (*logfilter.Spans, *logfilter.Handler) {
+	t.Helper()
+	spans := logfilter.NewSpans(f)
+	h, err := spans.Handler(textHandler(buf), f)
+	require.NoError(t, err)
+	return spans, h
+}
+
+// workload logs an event at every level from every target, outside spans,
+// inside a conn span, inside a request span nested in it, inside a request
+// span alone, and after exiting them, and returns what the handler wrote.
+func workload(t tb, f *logfilter.Filter) string {
+	t.Helper()
+	var buf bytes.Buffer
+	spans, h := handlerFor(t, f, &buf)
+	base := slog.New(h)
+	conn := spans.Start("buzz_relay::conn", "conn", slog.String("peer", "a"))
+	defer conn.Close()
+	req := spans.Start("other", "request", slog.Int("id", 7))
+	defer req.Close()
+
+	logAll := func(ctx context.Context, where string) {
+		for _, target := range eventTargets {
+			logger := base.With(logfilter.Target(target))
+			for _, l := range eventLevels {
+				logger.Log(ctx, l, "event", "where", where)
+			}
+		}
+	}
+	ctx := context.Background()
+	logAll(ctx, "outside")
+	inConn := conn.Enter(ctx)
+	logAll(inConn, "conn")
+	inReq := req.Enter(inConn)
+	logAll(inReq, "conn/request")
+	inConn = req.Exit(inReq)
+	logAll(inConn, "conn after request")
+	ctx = conn.Exit(inConn)
+	logAll(ctx, "after conn")
+	alone := req.Enter(ctx)
+	logAll(alone, "request")
+	logAll(req.Exit(alone), "after request")
+	return buf.String()
+}
+
+// mustNew builds a filter and checks the path it took.
+func mustNew(t tb, r rt.Runtime, list string, want logfilter.Kind) *logfilter.Filter {
+	t.Helper()
+	f, err := logfilter.New(r, list)
+	require.NoError(t, err, "list %q", list)
+	require.Equal(t, want, f.Kind(), "list %q took the wrong path", list)
+	return f
+}
+
+// enabled asks a handler of f in a registry of its own whether an event
+// passes: for events outside spans.
+func enabled(t tb, f *logfilter.Filter, ctx context.Context, target string, level slog.Level) bool {
+	t.Helper()
+	return enabledIn(t, logfilter.NewSpans(f), f, ctx, target, level)
+}
+
+// enabledIn asks a handler of f in the registry spans whether an event
+// logged with ctx passes.
+func enabledIn(t tb, spans *logfilter.Spans, f *logfilter.Filter, ctx context.Context, target string, level slog.Level) bool {
+	t.Helper()
+	h, err := spans.Handler(textHandler(new(bytes.Buffer)), f)
+	require.NoError(t, err)
+	return h.WithAttrs([]slog.Attr{logfilter.Target(target)}).Enabled(ctx, level)
+}
+
+// lines counts the records in captured text output that contain all of
+// the given substrings.
+func lines(out string, subs ...string) int {
+	n := 0
+	for line := range strings.SplitSeq(out, "\n") {
+		ok := line != ""
+		for _, s := range subs {
+			ok = ok && strings.Contains(line, s)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// countingRT is an rt.Runtime whose reader/writer locks count their
+// acquisitions (LF-5). It wraps any runtime: rt.Real() or the simulator.
+type countingRT struct {
+	rt.Runtime
+	mutexes atomic.Int64 // NewRWMutex calls
+	rlocks  atomic.Int64 // RLock, TryRLock, RLockContext calls
+	locks   atomic.Int64 // Lock, TryLock, LockContext calls
+}
+
+func (c *countingRT) NewRWMutex(name string) rt.RWMutex {
+	c.mutexes.Add(1)
+	return &countingRW{RWMutex: c.Runtime.NewRWMutex(name), c: c}
+}
+
+func (c *countingRT) counts() (rlocks, locks int64) { return c.rlocks.Load(), c.locks.Load() }
+
+type countingRW struct {
+	rt.RWMutex
+	c *countingRT
+}
+
+func (m *countingRW) RLock()         { m.c.rlocks.Add(1); m.RWMutex.RLock() }
+func (m *countingRW) TryRLock() bool { m.c.rlocks.Add(1); return m.RWMutex.TryRLock() }
+func (m *countingRW) RLockContext(ctx context.Context) error {
+	m.c.rlocks.Add(1)
+	return m.RWMutex.RLockContext(ctx)
+}
+func (m *countingRW) Lock()         { m.c.locks.Add(1); m.RWMutex.Lock() }
+func (m *countingRW) TryLock() bool { m.c.locks.Add(1); return m.RWMutex.TryLock() }
+func (m *countingRW) LockContext(ctx context.Context) error {
+	m.c.locks.Add(1)
+	return m.RWMutex.LockContext(ctx)
+}
+
+// diffLines shows the first differing line of two outputs.
+func diffLines(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  %q\n  %q", i+1, x, y)
+		}
+	}
+	return "identical"
+}
+
+// testTime stamps records made by hand; the text handler drops it.
+var testTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
