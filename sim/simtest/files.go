@@ -2,61 +2,187 @@ package simtest
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// The decision file format: a header line, then task ids separated by
-// whitespace. The header names what the file is so a wrong file is a clear
-// error rather than a silent divergence.
-const decisionsHeader = "windtunnel decisions v1"
+// The replay file: everything that shapes one run, then its schedule.
+//
+//	windtunnel replay v2
+//	test TestOC2_LostInvalidationAgeBound
+//	seed 0x4c8dfbf301c76ce3
+//	strategy pct(depth=3,steps=5120)
+//	steptime 1µs
+//	maxsteps 0
+//	commit 1a2b3c4d5e6f
+//	decisions 6170
+//	0 1 1 2 …
+//
+// The header lines come in this order, each exactly once. The strategy is
+// informative (the decisions fix the schedule); the step time and the step
+// limit shape the run and are applied on replay; the test, the seed and
+// the commit are checked, so a file from another test, seed or commit is
+// refused with a message that says which instead of diverging. The world's
+// configuration has no other knob a flag can change.
+const (
+	replayMagic = "windtunnel replay v2"
+	// maxReplayBytes bounds what readReplay reads: a run has at most
+	// sim.DefaultMaxSteps decisions of at most 7 bytes each, plus the
+	// header.
+	maxReplayBytes = 96 << 20
+)
 
-func writeDecisions(path string, seed uint64, strategy string, ds []int32) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s seed=%#x strategy=%s\n", decisionsHeader, seed, strategy)
-	for i, d := range ds {
+var replayKeys = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "decisions"}
+
+// replayFile is a parsed replay file.
+type replayFile struct {
+	Path      string
+	Test      string // the test whose seed this is, without the seed subtest
+	Seed      uint64
+	Strategy  string
+	StepTime  time.Duration
+	MaxSteps  int64
+	Commit    string
+	Decisions []int32
+}
+
+// belongsTo checks that the file replays a seed of test.
+func (rf *replayFile) belongsTo(test string) error {
+	if rf.Test != test {
+		return fmt.Errorf("%s belongs to %s seed %#x, not to %s: run it with -run '^%s$'", rf.Path, rf.Test, rf.Seed, test, regexpQuote(rf.Test))
+	}
+	return nil
+}
+
+func writeReplay(path string, rf replayFile) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\ndecisions %d\n",
+		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, len(rf.Decisions))
+	for i, d := range rf.Decisions {
 		b.WriteString(strconv.Itoa(int(d)))
-		if i%32 == 31 {
+		if i%32 == 31 || i == len(rf.Decisions)-1 {
 			b.WriteByte('\n')
 		} else {
 			b.WriteByte(' ')
 		}
 	}
-	b.WriteByte('\n')
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
-func readDecisions(path string) ([]int32, error) {
-	data, err := os.ReadFile(path)
+func readReplay(path string) (*replayFile, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read decision file: %v", err)
+		return nil, fmt.Errorf("cannot read replay file: %v", err)
 	}
-	header, body, _ := strings.Cut(string(data), "\n")
-	if !strings.HasPrefix(header, decisionsHeader) {
-		return nil, fmt.Errorf("%s is not a decision file (its first line is not %q)", path, decisionsHeader)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReplayBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read replay file: %v", err)
 	}
-	var ds []int32
-	for i, f := range strings.Fields(body) {
+	rf, err := parseReplay(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	rf.Path = path
+	return rf, nil
+}
+
+// parseReplay is strict: the magic line, every header key once and in
+// order, then exactly the announced number of decisions.
+func parseReplay(data []byte) (*replayFile, error) {
+	if len(data) > maxReplayBytes {
+		return nil, fmt.Errorf("larger than %d MiB: not a replay file", maxReplayBytes>>20)
+	}
+	text := string(data)
+	line := func() (string, bool) {
+		l, rest, ok := strings.Cut(text, "\n")
+		if !ok {
+			l, rest = text, ""
+		}
+		text = rest
+		return l, ok || l != ""
+	}
+	magic, _ := line()
+	if magic != replayMagic {
+		if strings.HasPrefix(magic, "windtunnel decisions v1") {
+			return nil, fmt.Errorf("an old (v1) decision file: it does not hold the run's settings; re-run the failing seed to write a v2 replay file")
+		}
+		return nil, fmt.Errorf("not a replay file: its first line is %q, want %q", clip(magic, 40), replayMagic)
+	}
+	rf := &replayFile{}
+	var n int
+	for i, key := range replayKeys {
+		l, ok := line()
+		if !ok {
+			return nil, fmt.Errorf("the header ends before %q", key)
+		}
+		k, v, _ := strings.Cut(l, " ")
+		if k != key {
+			return nil, fmt.Errorf("header line %d is %q, want the %q line", i+2, clip(l, 40), key)
+		}
+		var err error
+		switch key {
+		case "test":
+			if v == "" || strings.ContainsAny(v, " \t") {
+				err = fmt.Errorf("bad test name %q", clip(v, 40))
+			}
+			rf.Test = v
+		case "seed":
+			rf.Seed, err = ParseSeed(v)
+		case "strategy":
+			rf.Strategy = v
+		case "steptime":
+			rf.StepTime, err = time.ParseDuration(v)
+			if err == nil && rf.StepTime < 0 {
+				err = fmt.Errorf("negative step time")
+			}
+		case "maxsteps":
+			rf.MaxSteps, err = strconv.ParseInt(v, 10, 64)
+			if err == nil && rf.MaxSteps < 0 {
+				err = fmt.Errorf("negative step limit")
+			}
+		case "commit":
+			rf.Commit = v
+		case "decisions":
+			n, err = strconv.Atoi(v)
+			if err == nil && (n < 1 || n > maxReplayBytes/2) {
+				err = fmt.Errorf("%d decisions is out of range", n)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %v", key, err)
+		}
+	}
+	rf.Decisions = make([]int32, 0, n)
+	for i, f := range strings.Fields(text) {
+		if i >= n {
+			return nil, fmt.Errorf("more than the %d decisions the header announces", n)
+		}
 		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil || v < 0 {
-			return nil, fmt.Errorf("%s: decision %d is %q, not a task id", path, i+1, f)
+			return nil, fmt.Errorf("decision %d is %q, not a task id", i+1, clip(f, 20))
 		}
-		ds = append(ds, int32(v))
+		rf.Decisions = append(rf.Decisions, int32(v))
 	}
-	if len(ds) == 0 {
-		return nil, fmt.Errorf("%s holds no decisions", path)
+	if len(rf.Decisions) != n {
+		return nil, fmt.Errorf("the header announces %d decisions, the file holds %d (truncated?)", n, len(rf.Decisions))
 	}
-	return ds, nil
+	return rf, nil
 }
 
 // The corpus: seeds that once failed, one per line ("0x5eed  # note"), in
 // testdata/windtunnel/<TopLevelTest>.seeds of the test's package. They are
 // replayed before the regular seeds on every run, so a fixed bug stays
 // fixed.
+const maxCorpusSeeds = 10_000
+
 func corpusPath(topTest string) string {
 	return filepath.Join("testdata", "windtunnel", topTest+".seeds")
 }
@@ -70,8 +196,13 @@ func readCorpus(topTest string) ([]uint64, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseCorpus(f, corpusPath(topTest))
+}
+
+func parseCorpus(r io.Reader, name string) ([]uint64, error) {
 	var seeds []uint64
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 4096)
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
 		line = strings.TrimSpace(line)
@@ -80,13 +211,19 @@ func readCorpus(topTest string) ([]uint64, error) {
 		}
 		v, err := ParseSeed(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", corpusPath(topTest), n, err)
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
 		if !slices.Contains(seeds, v) {
+			if len(seeds) >= maxCorpusSeeds {
+				return nil, fmt.Errorf("%s: more than %d seeds", name, maxCorpusSeeds)
+			}
 			seeds = append(seeds, v)
 		}
 	}
-	return seeds, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v (a line longer than 4 KiB?)", name, err)
+	}
+	return seeds, nil
 }
 
 func appendCorpus(topTest string, seed uint64, note string) error {
@@ -105,7 +242,7 @@ func appendCorpus(topTest string, seed uint64, note string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%#x  # %s\n", seed, note)
+	_, err = fmt.Fprintf(f, "%#x  # %s\n", seed, clip(strings.ReplaceAll(note, "\n", " "), 200))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

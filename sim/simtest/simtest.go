@@ -3,40 +3,37 @@
 // Each seed is a subtest named seed=0x…; seeds that once failed (the corpus
 // under testdata/windtunnel) run first; a failing seed prints one block with
 // the seed, strategy, run header, failure, trace tail, artifacts and one
-// command that reproduces exactly that run:
+// command that reproduces exactly that run.
+//
+// A body builds the world, runs the workload and returns what it measured
+// together with nil, or an error naming the violated claim. The harness
+// keeps exactly one result per seed, however often it runs the body for
+// that seed (a PCT calibration run, the -sim.determinism re-run, the re-run
+// that writes a failing seed's artifacts): runs of one seed are identical,
+// so the first one's value is the seed's.
 //
 //	func TestLostUpdate(t *testing.T) {
-//		simtest.Run(t, simtest.Options{Seeds: 200}, func(s *sim.Sim) error {
+//		res := simtest.Seeds(t, simtest.Options{Seeds: 200}, func(s *sim.Sim) (int, error) {
 //			// build the world, run the workload, then check
-//			return nil // or an error naming the violated claim
+//			return reads, nil // or an error naming the violated claim
 //		})
+//		for _, r := range res.Runs { ... r.Seed, r.Value, r.Failure ... }
 //	}
 //
-// Flags (after go test's own, e.g. go test ./scenarios -sim.seeds=1000):
+// Run is the same for bodies that measure nothing. Prove explores every
+// schedule of a small configuration instead of sampling seeds (see prove.go).
 //
-//	-sim.seed=0x5eed      run only this seed
-//	-sim.seeds=N          seeds per test (default: the test's own)
-//	-sim.strategy=random  or pct
-//	-sim.pct.depth=3      PCT bug depth; -sim.pct.steps=K (0: calibrated)
-//	-sim.determinism      run every seed twice, fail on any trace difference
-//	-sim.replay=FILE      replay a recorded schedule (with -sim.seed)
-//	-sim.out=DIR          failure artifacts (trace.txt, decisions.txt)
-//	-sim.record=false     do not add failing seeds to the corpus
-//	-sim.keepgoing        run all seeds even after a failure
-//	-sim.steptime=1us     virtual time per scheduling step
-//	-sim.maxsteps=N       override the step limit
-//	-sim.stats=FILE       append a JSON summary line per test
-//	-sim.trace=FILE       with -sim.seed: write the full trace of that run
+// Settings come from flags after go test's own (go test ./scenarios/oc
+// -sim.seeds=1000) or, for any package pattern (go test ./...), from the
+// environment: every flag -sim.x.y has the form WINDTUNNEL_SIM_X_Y. The
+// flags are listed in settings.go and in the README.
 package simtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -52,10 +49,15 @@ type Options struct {
 	// Config is the base configuration of every run: limits and step time.
 	// The harness sets Seed, Strategy and the trace options.
 	Config sim.Config
+	// Sequential runs the seeds one after another whatever -sim.parallel
+	// says: for tests whose bodies measure wall time (DR-8, TW-9), which
+	// seeds running on the other cores would distort.
+	Sequential bool
 }
 
-// Body is the root task of one run: it builds the world, runs the workload,
-// checks the outcome and returns nil, or an error naming the violated claim.
+// Body is the root task of one run that measures nothing: it builds the
+// world, runs the workload, checks the outcome and returns nil, or an error
+// naming the violated claim.
 type Body func(s *sim.Sim) error
 
 // Summary describes the seeds a test ran.
@@ -89,9 +91,40 @@ func (s Summary) Speedup() float64 {
 	return s.Virtual.Seconds() / s.Wall.Seconds()
 }
 
+// SeedRun is one seed's outcome.
+type SeedRun[R any] struct {
+	Seed   uint64
+	Origin string // "corpus", "flag", "replay" or "seed i of n"
+	// Index is the regular seed's index among the test's seeds (SeedAt),
+	// -1 for a corpus, flag or replay seed.
+	Index int
+	// Value is what the body returned for this seed (also when it failed:
+	// a check that found a violation still reports what it measured). It is
+	// the zero value when the run failed before the body returned (a panic,
+	// a deadlock, a limit).
+	Value R
+	// Failure is "" for a passing seed, else the failure as reported.
+	Failure string
+	Steps   int64
+	Virtual time.Duration
+	// Probes counts the probes (sim.Sim.Probe) the seed's run reached.
+	Probes map[string]int64
+}
+
+// Passed reports whether the seed passed.
+func (r SeedRun[R]) Passed() bool { return r.Failure == "" }
+
+// Results is every seed's outcome, one per seed in the order they ran, and
+// the summary.
+type Results[R any] struct {
+	Summary
+	Runs []SeedRun[R]
+}
+
 // SeedAt returns the i-th regular seed of a test. Seeds are spread over the
 // 64-bit space (splitmix64) and differ between tests, so two tests never
-// explore the same schedules by accident.
+// explore the same schedules by accident. A seed is defined by (test, i):
+// any slice of a test's seeds can be re-run alone.
 func SeedAt(test string, i int) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(test))
@@ -107,157 +140,258 @@ func SeedAt(test string, i int) uint64 {
 type plannedSeed struct {
 	seed   uint64
 	origin string
+	index  int // the regular seed's index (SeedAt), -1 for corpus, flag and replay seeds
 }
 
 // Run runs body once per seed as subtests of t and returns a summary. It
-// fails t with a clear message on invalid flags.
+// fails t with a clear message on invalid settings.
 func Run(t *testing.T, opts Options, body Body) Summary {
 	t.Helper()
-	top := strings.SplitN(t.Name(), "/", 2)[0]
-	sum := Summary{Test: t.Name()}
-	st, err := readSettings(opts.Seeds)
-	if err != nil {
-		t.Fatalf("windtunnel: %v", err)
-		return sum
+	return Seeds(t, opts, func(s *sim.Sim) (struct{}, error) { return struct{}{}, body(s) }).Summary
+}
+
+// Seeds runs body once per seed as subtests of t and returns one result per
+// seed. It fails t with a clear message on invalid settings.
+func Seeds[R any](t *testing.T, opts Options, body func(s *sim.Sim) (R, error)) Results[R] {
+	t.Helper()
+	h := &harness{t: t, opts: opts, top: strings.SplitN(t.Name(), "/", 2)[0]}
+	h.body = func(s *sim.Sim) (any, error) { return body(s) }
+	out := Results[R]{Summary: Summary{Test: t.Name()}}
+	if !h.setup() {
+		return out
 	}
-	plan, err := planSeeds(t.Name(), top, st)
-	if err != nil {
-		t.Fatalf("windtunnel: corpus: %v", err)
-		return sum
-	}
-	pctSteps := st.pctSteps
-	if st.strategy == "pct" && pctSteps == 0 && st.replay == nil {
-		pctSteps = calibrate(opts, plan[0].seed, st, body)
-	}
-	sum.Strategy = st.strategyFor(max(pctSteps, 1)).String()
+	out.Strategy = h.st.strategyFor(max(h.pctSteps, 1)).String()
 	start := time.Now()
 	lastProgress := start
-	for i, ps := range plan {
-		if sum.Failures > 0 && !st.keepGoing {
+	ahead := h.runAhead()
+	defer ahead.stop()
+	for i, ps := range h.plan {
+		if out.Failures > 0 && !h.st.keepGoing {
 			break
 		}
-		name := fmt.Sprintf("seed=%#x", ps.seed)
-		t.Run(name, func(t *testing.T) {
-			var trace *bytes.Buffer
-			if st.trace != "" {
-				trace = &bytes.Buffer{}
+		var run SeedRun[R]
+		pre := ahead.result(i)
+		t.Run(fmt.Sprintf("seed=%#x", ps.seed), func(t *testing.T) {
+			o := h.flySeed(t, ps, pre)
+			run = SeedRun[R]{Seed: ps.seed, Origin: ps.origin, Index: ps.index, Failure: o.failure, Steps: o.res.Steps, Virtual: o.res.Elapsed, Probes: o.res.Probes}
+			if v, ok := o.value.(R); ok {
+				run.Value = v
 			}
-			res, failure := runOnce(opts, ps.seed, st, pctSteps, body, trace)
-			if trace != nil {
-				if err := os.WriteFile(st.trace, trace.Bytes(), 0o644); err != nil {
-					t.Errorf("windtunnel: -sim.trace: %v", err)
-				} else {
-					t.Logf("windtunnel: trace of seed %#x (%d events, hash %#016x) written to %s", ps.seed, res.Events, res.Hash, st.trace)
-				}
-			}
-			sum.Seeds++
-			sum.Steps += res.Steps
-			sum.Virtual += res.Elapsed
-			if failure == "" && st.determinism {
-				again, _ := runOnce(opts, ps.seed, st, pctSteps, body, nil)
-				if again.Hash != res.Hash {
-					failure = "determinism: the same seed ran twice with different traces\n" +
-						firstDifference(opts, ps.seed, st, pctSteps, body)
-				}
-			}
-			if failure == "" {
-				return
-			}
-			sum.Failures++
-			if sum.FirstFailure == 0 {
-				sum.FirstFailure = i + 1
-				sum.FirstFailingSeed = fmt.Sprintf("%#x", ps.seed)
-				sum.FirstFailureMsg = firstLine(failure)
-			}
-			report := failureReport(t, opts, ps, st, pctSteps, body, res, failure)
-			if st.record && ps.origin != "corpus" && st.replay == nil {
-				if err := appendCorpus(top, ps.seed, fmt.Sprintf("%s %s: %s", time.Now().UTC().Format("2006-01-02"), res.Strategy, firstLine(failure))); err != nil {
-					report += fmt.Sprintf("\n(could not add the seed to the corpus: %v)", err)
-				} else {
-					report += fmt.Sprintf("\nthe seed was added to %s: commit it so it is replayed first from now on", corpusPath(top))
-				}
-			}
-			t.Error(report)
 		})
+		out.Runs = append(out.Runs, run)
+		out.Seeds++
+		out.Steps += run.Steps
+		out.Virtual += run.Virtual
+		if !run.Passed() {
+			out.Failures++
+			if out.FirstFailure == 0 {
+				out.FirstFailure = i + 1
+				out.FirstFailingSeed = fmt.Sprintf("%#x", ps.seed)
+				out.FirstFailureMsg = firstLine(run.Failure)
+			}
+		}
 		if time.Since(lastProgress) > 10*time.Second {
 			lastProgress = time.Now()
-			t.Logf("windtunnel: %d/%d seeds, %d failures, %v wall", i+1, len(plan), sum.Failures, time.Since(start).Round(time.Millisecond))
+			t.Logf("windtunnel: %d/%d seeds, %d failures, %v wall", i+1, len(h.plan), out.Failures, time.Since(start).Round(time.Millisecond))
 		}
 	}
-	sum.Wall = time.Since(start)
+	out.Wall = time.Since(start)
+	h.finish(out.Summary, len(h.plan))
+	return out
+}
+
+// harness is one simulation test in progress.
+type harness struct {
+	t        *testing.T
+	opts     Options
+	top      string // the top-level test's name: the corpus file's
+	body     func(s *sim.Sim) (any, error)
+	st       settings
+	plan     []plannedSeed
+	pctSteps int64
+}
+
+// setup validates the settings and plans the seeds; on error it fails the
+// test and returns false.
+func (h *harness) setup() bool {
+	t := h.t
+	st, err := currentSettings(h.opts.Seeds)
+	if err != nil {
+		t.Fatalf("windtunnel: %v", err)
+		return false
+	}
+	if st.replay != nil {
+		if err := st.replay.belongsTo(t.Name()); err != nil {
+			t.Fatalf("windtunnel: -sim.replay: %v", err)
+			return false
+		}
+	}
+	h.st = st
+	h.plan, err = planSeeds(t.Name(), h.top, st)
+	if err != nil {
+		t.Fatalf("windtunnel: corpus: %v", err)
+		return false
+	}
+	h.pctSteps = st.pctSteps
+	if st.strategy == "pct" && h.pctSteps == 0 && st.replay == nil {
+		h.pctSteps = h.calibrate(h.plan[0].seed)
+	}
+	return true
+}
+
+// outcome is one seed's first run (and, with -sim.determinism, its
+// second).
+type outcome struct {
+	res     sim.Result
+	value   any
+	failure string
+	again   *sim.Result
+}
+
+// flySeed runs one seed inside its subtest: the run itself, the optional
+// trace, the determinism re-run, and on failure the report, the artifacts
+// and the corpus entry.
+//
+// pre, when not nil, is the seed's run made ahead of time on another core
+// (parallel.go): the run is deterministic, so it is the run this subtest
+// would have made.
+func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
+	st := h.st
+	var trace *bytes.Buffer
+	if st.trace != "" {
+		trace = &bytes.Buffer{}
+	}
+	var res sim.Result
+	var value any
+	var failure string
+	if pre != nil && trace == nil {
+		res, value, failure = pre.res, pre.value, pre.failure
+	} else {
+		res, value, failure = h.runOnce(ps.seed, trace)
+	}
+	if trace != nil {
+		if err := os.WriteFile(st.trace, trace.Bytes(), 0o644); err != nil {
+			t.Errorf("windtunnel: -sim.trace: %v", err)
+		} else {
+			t.Logf("windtunnel: trace of seed %#x (%d events, hash %#016x) written to %s", ps.seed, res.Events, res.Hash, st.trace)
+		}
+	}
+	if failure == "" && st.determinism {
+		var again *sim.Result
+		if pre != nil && trace == nil {
+			again = pre.again
+		}
+		if again == nil {
+			r, _, _ := h.runOnce(ps.seed, nil)
+			again = &r
+		}
+		if again.Hash != res.Hash {
+			failure = "determinism: the same seed ran twice with different traces\n" + h.firstDifference(ps.seed)
+		}
+	}
+	o := outcome{res: res, value: value, failure: failure}
+	if failure == "" {
+		return o
+	}
+	report := h.failureReport(t, ps, res, failure)
+	if st.record && ps.origin != "corpus" && st.replay == nil {
+		if err := appendCorpus(h.top, ps.seed, fmt.Sprintf("%s %s: %s", time.Now().UTC().Format("2006-01-02"), res.Strategy, firstLine(failure))); err != nil {
+			report += fmt.Sprintf("\n(could not add the seed to the corpus: %v)", err)
+		} else {
+			report += fmt.Sprintf("\nthe seed was added to %s: commit it so it is replayed first from now on", corpusPath(h.top))
+		}
+	}
+	t.Error(report)
+	return o
+}
+
+func (h *harness) finish(sum Summary, planned int) {
+	t := h.t
 	t.Logf("windtunnel: %s: %d seeds (%s), %d failed, %d steps, %v virtual in %v wall: %.0f seeds/s, %.0fx real time",
 		sum.Test, sum.Seeds, sum.Strategy, sum.Failures, sum.Steps, sum.Virtual.Round(time.Millisecond),
 		sum.Wall.Round(time.Millisecond), sum.SeedsPerSecond(), sum.Speedup())
 	if sum.Failures > 0 {
-		t.Logf("windtunnel: first failure at seed %d of %d (%s)", sum.FirstFailure, len(plan), sum.FirstFailingSeed)
+		t.Logf("windtunnel: first failure at seed %d of %d (%s)", sum.FirstFailure, planned, sum.FirstFailingSeed)
 	}
-	if st.stats != "" {
-		if err := appendStats(st.stats, sum); err != nil {
+	if h.st.stats != "" {
+		if err := appendStats(h.st.stats, sum); err != nil {
 			t.Errorf("windtunnel: -sim.stats: %v", err)
 		}
 	}
-	return sum
 }
 
 func planSeeds(test, top string, st settings) ([]plannedSeed, error) {
-	if st.onlySeed != nil {
-		return []plannedSeed{{*st.onlySeed, "flag"}}, nil
-	}
-	corpus, err := readCorpus(top)
-	if err != nil {
-		return nil, err
+	switch {
+	case st.replay != nil:
+		return []plannedSeed{{st.replay.Seed, "replay", -1}}, nil
+	case st.onlySeed != nil:
+		return []plannedSeed{{*st.onlySeed, "flag", -1}}, nil
 	}
 	var plan []plannedSeed
-	for _, s := range corpus {
-		plan = append(plan, plannedSeed{s, "corpus"})
+	// The corpus belongs to the first shard, so that the shards of a
+	// sweep run every seed exactly once.
+	if st.shard.index == 0 {
+		corpus, err := readCorpus(top)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range corpus {
+			plan = append(plan, plannedSeed{s, "corpus", -1})
+		}
 	}
-	for i := range st.seeds {
-		plan = append(plan, plannedSeed{SeedAt(test, i), fmt.Sprintf("seed %d of %d", i+1, st.seeds)})
+	from, to := st.shard.slice(st.seeds)
+	for i := from; i < to; i++ {
+		plan = append(plan, plannedSeed{SeedAt(test, i), fmt.Sprintf("seed %d of %d", i+1, st.seeds), i})
 	}
 	return plan, nil
 }
 
-// calibrate measures the step count of one random-walk run, the k of PCT.
-func calibrate(opts Options, seed uint64, st settings, body Body) int64 {
-	cfg := opts.Config
+// config is the run configuration of one seed under the settings.
+func (h *harness) config(seed uint64) sim.Config {
+	cfg := h.opts.Config
 	cfg.Seed = seed
+	cfg.Strategy = h.st.strategyFor(max(h.pctSteps, 1))
+	if h.st.stepTime > 0 {
+		cfg.StepDuration = h.st.stepTime
+	}
+	if h.st.maxSteps > 0 {
+		cfg.MaxSteps = h.st.maxSteps
+	}
+	return cfg
+}
+
+// calibrate measures the step count of one random-walk run, the k of PCT.
+func (h *harness) calibrate(seed uint64) int64 {
+	cfg := h.config(seed)
 	cfg.Strategy = sim.RandomWalk()
-	cfg.StepDuration = max(cfg.StepDuration, st.stepTime)
-	res := sim.Run(cfg, func(s *sim.Sim) { _ = body(s) })
+	res := sim.Run(cfg, func(s *sim.Sim) { _, _ = h.body(s) })
 	return max(res.Steps, 1)
 }
 
-// runOnce runs one seed and returns its result and failure text ("" if it
-// passed). trace, if set, receives the full trace.
-func runOnce(opts Options, seed uint64, st settings, pctSteps int64, body Body, trace *bytes.Buffer) (sim.Result, string) {
-	cfg := opts.Config
-	cfg.Seed = seed
-	cfg.Strategy = st.strategyFor(max(pctSteps, 1))
-	if st.stepTime > 0 {
-		cfg.StepDuration = st.stepTime
-	}
-	if st.maxSteps > 0 {
-		cfg.MaxSteps = st.maxSteps
-	}
+// runOnce runs one seed and returns its result, the body's value and the
+// failure text ("" if it passed). trace, if set, receives the full trace.
+func (h *harness) runOnce(seed uint64, trace *bytes.Buffer) (sim.Result, any, string) {
+	cfg := h.config(seed)
 	if trace != nil {
 		cfg.TraceOut = trace
 		cfg.RecordDecisions = true
 	}
+	var value any
 	var bodyErr error
-	res := sim.Run(cfg, func(s *sim.Sim) { bodyErr = body(s) })
+	res := sim.Run(cfg, func(s *sim.Sim) { value, bodyErr = h.body(s) })
 	switch {
 	case res.Err != nil:
-		return res, res.Err.Error()
+		return res, value, res.Err.Error()
 	case bodyErr != nil:
-		return res, "check: " + bodyErr.Error()
+		return res, value, "check: " + bodyErr.Error()
 	}
-	return res, ""
+	return res, value, ""
 }
 
-func firstDifference(opts Options, seed uint64, st settings, pctSteps int64, body Body) string {
+func (h *harness) firstDifference(seed uint64) string {
 	var a, b bytes.Buffer
-	runOnce(opts, seed, st, pctSteps, body, &a)
-	runOnce(opts, seed, st, pctSteps, body, &b)
+	h.runOnce(seed, &a)
+	h.runOnce(seed, &b)
 	la, lb := strings.Split(a.String(), "\n"), strings.Split(b.String(), "\n")
 	for i := 0; i < len(la) && i < len(lb); i++ {
 		if la[i] != lb[i] {
@@ -267,153 +401,9 @@ func firstDifference(opts Options, seed uint64, st settings, pctSteps int64, bod
 	return fmt.Sprintf("traces differ in length: %d vs %d lines", len(la), len(lb))
 }
 
-func failureReport(t *testing.T, opts Options, ps plannedSeed, st settings, pctSteps int64, body Body, res sim.Result, failure string) string {
-	var b strings.Builder
-	rule := strings.Repeat("=", 78)
-	fmt.Fprintf(&b, "\n%s\nwindtunnel failure\n", rule)
-	fmt.Fprintf(&b, "test       %s\n", t.Name())
-	fmt.Fprintf(&b, "seed       %#x (%s)\n", ps.seed, ps.origin)
-	fmt.Fprintf(&b, "strategy   %s\n", res.Strategy)
-	fmt.Fprintf(&b, "commit     %s (a replay needs the same commit)\n", commit())
-	fmt.Fprintf(&b, "run        %d steps, %d tasks, %v virtual, trace hash %#016x\n", res.Steps, res.Tasks, res.Elapsed, res.Hash)
-	for _, h := range res.Header {
-		fmt.Fprintf(&b, "header     %s\n", h)
-	}
-	fmt.Fprintf(&b, "failure    %s\n", indent(failure, "           "))
-	fmt.Fprintf(&b, "trace tail (last %d of %d events):\n", len(res.Tail), res.Events)
-	for _, l := range res.Tail {
-		fmt.Fprintf(&b, "  %s\n", l)
-	}
-	dir, artErr := writeArtifacts(t, opts, ps.seed, st, pctSteps, body, res)
-	if artErr != nil {
-		fmt.Fprintf(&b, "artifacts  not written: %v\n", artErr)
-	} else {
-		fmt.Fprintf(&b, "artifacts  %s (trace.txt: every event; decisions.txt: the schedule)\n", dir)
-	}
-	pkg := packagePath()
-	run := fmt.Sprintf("'^%s$'", strings.ReplaceAll(regexpQuote(t.Name()), "/", "$/^"))
-	flags := fmt.Sprintf("-sim.seed=%#x -sim.strategy=%s", ps.seed, st.strategy)
-	if st.strategy == "pct" {
-		flags += fmt.Sprintf(" -sim.pct.depth=%d -sim.pct.steps=%d", st.pctDepth, pctSteps)
-	}
-	if st.stepTime > 0 {
-		flags += fmt.Sprintf(" -sim.steptime=%v", st.stepTime)
-	}
-	if st.maxSteps > 0 {
-		flags += fmt.Sprintf(" -sim.maxsteps=%d", st.maxSteps)
-	}
-	fmt.Fprintf(&b, "reproduce:\n  go test %s -run %s %s -v\n", pkg, run, flags)
-	if artErr == nil {
-		fmt.Fprintf(&b, "replay the recorded schedule:\n  go test %s -run %s -sim.seed=%#x -sim.replay=%s -v\n",
-			pkg, run, ps.seed, filepath.Join(dir, "decisions.txt"))
-	}
-	b.WriteString(rule)
-	return b.String()
-}
-
-// writeArtifacts re-runs the seed with the full trace on: the run is
-// deterministic, so this costs one run and checks the hash on the way.
-func writeArtifacts(t *testing.T, opts Options, seed uint64, st settings, pctSteps int64, body Body, res sim.Result) (string, error) {
-	dir := filepath.Join(st.out, sanitize(t.Name()))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	var trace bytes.Buffer
-	again, _ := runOnce(opts, seed, st, pctSteps, body, &trace)
-	if again.Hash != res.Hash {
-		return "", fmt.Errorf("the re-run for artifacts diverged (hash %#x vs %#x): the run is not deterministic; rerun with -sim.determinism", again.Hash, res.Hash)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "trace.txt"), trace.Bytes(), 0o644); err != nil {
-		return "", err
-	}
-	if err := writeDecisions(filepath.Join(dir, "decisions.txt"), seed, again.Strategy, again.Decisions); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
-
-// ArtifactDir is where a test's artifacts for its current subtest go, for
-// checkers that write their own (a porcupine visualization).
-func ArtifactDir(t *testing.T) string {
-	out := *flagOut
-	if out == "" {
-		out = os.TempDir() + "/windtunnel"
-	}
-	return filepath.Join(out, sanitize(t.Name()))
-}
-
-func appendStats(path string, sum Summary) error {
-	line, err := json.Marshal(sum)
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(line, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func commit() string {
-	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
-		c += " with uncommitted changes"
-	}
-	return c
-}
-
-// packagePath is the test's package relative to the module root ("./scenarios").
-func packagePath() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "."
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			rel, err := filepath.Rel(dir, wd)
-			if err != nil || rel == "." {
-				return "."
-			}
-			return "./" + filepath.ToSlash(rel)
-		}
-		if filepath.Dir(dir) == dir {
-			return "."
-		}
-	}
-}
-
-func sanitize(name string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '/', '\\', ':', '*', '?', '"', '<', '>', '|', ' ':
-			return '_'
-		}
-		return r
-	}, name)
-}
-
-func regexpQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
-
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }

@@ -66,14 +66,10 @@ func TestFixture(t *testing.T) {
 
 func child(t *testing.T, dir, mode string, args ...string) (string, error) {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, append([]string{"-test.run=^TestFixture$", "-test.v"}, args...)...)
-	cmd.Env = append(os.Environ(), "WINDTUNNEL_FIXTURE="+mode)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return childRun(t, dir, "TestFixture", mode, nil, args...)
 }
+
+var newCommand = exec.Command
 
 func TestHarnessFailureBlockReproducesAndReplays(t *testing.T) {
 	dir := t.TempDir()
@@ -81,7 +77,7 @@ func TestHarnessFailureBlockReproducesAndReplays(t *testing.T) {
 	require.Error(t, err, "a failing simulation fails the test")
 	for _, want := range []string{
 		"windtunnel failure", "strategy   random", "failure    check: lost update: x = 1",
-		"trace tail (last", "artifacts  " + dir + "/art/TestFixture_seed=0x", "reproduce:", "replay the recorded schedule:",
+		"trace tail (last", "artifacts  " + dir + "/art/TestFixture_seed=0x", "reproduce:", "replay the recorded run",
 		"a replay needs the same commit",
 	} {
 		assert.Contains(t, out, want)
@@ -108,9 +104,10 @@ func TestHarnessFailureBlockReproducesAndReplays(t *testing.T) {
 	assert.Contains(t, string(data), "spawn 1 inc0")
 	assert.Contains(t, traced, "written to "+dir+"/trace.txt")
 
-	// The recorded schedule replays to the same failure.
-	decisions := filepath.Join(dir, "art", "TestFixture_seed="+seed[1], "decisions.txt")
-	replayed, err := child(t, dir, "fail", "-sim.seed="+seed[1], "-sim.replay="+decisions, "-sim.out="+dir+"/art3")
+	// The recorded run replays to the same failure from the file alone.
+	decisions := filepath.Join(dir, "art", "TestFixture_seed="+seed[1], "replay.txt")
+	assert.Contains(t, out, "-sim.replay="+decisions+" -v")
+	replayed, err := child(t, dir, "fail", "-sim.replay="+decisions, "-sim.out="+dir+"/art3")
 	require.Error(t, err)
 	assert.Contains(t, replayed, "failure    check: lost update: x = 1")
 	assert.Contains(t, replayed, "trace hash "+hash[1])
@@ -166,10 +163,9 @@ func TestHarnessRejectsBadFlags(t *testing.T) {
 		{[]string{"-sim.seeds=-1"}, "-sim.seeds must be positive"},
 		{[]string{"-sim.pct.depth=0"}, "-sim.pct.depth must be at least 1"},
 		{[]string{"-sim.maxsteps=-5"}, "-sim.maxsteps must be positive"},
-		{[]string{"-sim.replay=" + dir + "/missing.txt", "-sim.seed=1"}, "-sim.replay: cannot read decision file"},
-		{[]string{"-sim.replay=" + dir + "/junk.txt", "-sim.seed=1"}, "is not a decision file"},
-		{[]string{"-sim.replay=" + dir + "/junk.txt"}, "-sim.replay needs -sim.seed"},
-		{[]string{"-sim.trace=" + dir + "/t.txt"}, "-sim.trace needs -sim.seed"},
+		{[]string{"-sim.replay=" + dir + "/missing.txt"}, "-sim.replay: cannot read replay file"},
+		{[]string{"-sim.replay=" + dir + "/junk.txt"}, "not a replay file"},
+		{[]string{"-sim.trace=" + dir + "/t.txt"}, "-sim.trace needs -sim.seed or -sim.replay"},
 	} {
 		out, err := child(t, dir, "pass", c.args...)
 		assert.Error(t, err, "%v", c.args)

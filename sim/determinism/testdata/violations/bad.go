@@ -3,12 +3,16 @@
 package violations
 
 import (
+	"maps"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 var mu sync.Mutex // rule: sync
+
+var n atomic.Int64 // rule: sync/atomic (the import)
 
 func everything(m map[string]int) int {
 	go func() {}()               // rule: go statement
@@ -22,9 +26,13 @@ func everything(m map[string]int) int {
 	for k := range m {           // rule: map range
 		sum += len(k)
 	}
+	for k := range maps.Keys(m) { // rule: map range
+		sum += len(k)
+	}
 	//windtunnel:unordered summing is order-independent
 	for _, v := range m {
 		sum += v
 	}
+	_ = time.Now() //windtunnel:realtime a wall-clock benchmark outside every simulated task
 	return sum
 }

@@ -1,0 +1,109 @@
+package simtest
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Seeds are independent: each runs on a simulator of its own, so the
+// harness runs them on every core (-sim.parallel, default GOMAXPROCS) and
+// reports them in plan order, one subtest each, exactly as a sequential run
+// would: the same subtests, values, failures, corpus entries and stats. The
+// subtest of seed i waits for seed i's run; a failing seed's artifacts are
+// written by its subtest, on the test's goroutine. Once a seed has failed
+// (without -sim.keepgoing) no later seed is started, and the ones already
+// running are discarded.
+//
+// A body must then be safe to run on several goroutines at once: it builds
+// its world from its *sim.Sim and shares nothing mutable with other seeds
+// (what claims.Run's checks do). Options.Sequential opts out.
+
+// ahead runs the plan's seeds ahead of their subtests.
+type ahead struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	results []*outcome
+	done    []bool
+	next    int  // the next seed index to start
+	halt    bool // a failure was reported: start nothing more
+	active  bool
+	workers sync.WaitGroup
+}
+
+// parallelism is how many seeds run at once.
+func (h *harness) parallelism() int {
+	n := h.st.parallel
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if h.opts.Sequential || h.st.trace != "" || len(h.plan) < 2 {
+		return 1
+	}
+	return min(n, len(h.plan))
+}
+
+// runAhead starts the workers; with parallelism 1 nothing runs ahead and
+// every subtest runs its own seed.
+func (h *harness) runAhead() *ahead {
+	a := &ahead{results: make([]*outcome, len(h.plan)), done: make([]bool, len(h.plan))}
+	a.cond = sync.NewCond(&a.mu)
+	n := h.parallelism()
+	if n <= 1 {
+		return a
+	}
+	a.active = true
+	for range n {
+		a.workers.Add(1)
+		go func() {
+			defer a.workers.Done()
+			for {
+				a.mu.Lock()
+				if a.halt || a.next >= len(h.plan) {
+					a.mu.Unlock()
+					return
+				}
+				i := a.next
+				a.next++
+				a.mu.Unlock()
+				res, value, failure := h.runOnce(h.plan[i].seed, nil)
+				o := &outcome{res: res, value: value, failure: failure}
+				if failure == "" && h.st.determinism {
+					again, _, _ := h.runOnce(h.plan[i].seed, nil)
+					o.again = &again
+				}
+				a.mu.Lock()
+				a.results[i], a.done[i] = o, true
+				if failure != "" && !h.st.keepGoing {
+					a.halt = true // later seeds are not reported
+				}
+				a.cond.Broadcast()
+				a.mu.Unlock()
+			}
+		}()
+	}
+	return a
+}
+
+// result waits for seed i's run (nil when nothing runs ahead).
+func (a *ahead) result(i int) *outcome {
+	if !a.active {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for !a.done[i] {
+		a.cond.Wait()
+	}
+	return a.results[i]
+}
+
+// stop ends the workers and waits for them.
+func (a *ahead) stop() {
+	if !a.active {
+		return
+	}
+	a.mu.Lock()
+	a.halt = true
+	a.mu.Unlock()
+	a.workers.Wait()
+}

@@ -1,0 +1,326 @@
+package simtest
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// seedFlag parses a seed in hex (0x5eed) or decimal. The flag package turns a
+// parse error into "invalid value ... for flag -sim.seed: ...".
+type seedFlag struct {
+	set bool
+	v   uint64
+}
+
+func (f *seedFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return fmt.Sprintf("%#x", f.v)
+}
+
+func (f *seedFlag) Set(s string) error {
+	v, err := ParseSeed(s)
+	if err != nil {
+		return err
+	}
+	f.v, f.set = v, true
+	return nil
+}
+
+// ParseSeed parses a seed written in hex with a 0x prefix, or in decimal.
+func ParseSeed(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	var v uint64
+	var err error
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		v, err = strconv.ParseUint(s[2:], 16, 64)
+	} else {
+		v, err = strconv.ParseUint(s, 10, 64)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("seed %q is not a 64-bit number in hex (0x5eed) or decimal", clip(s, 40))
+	}
+	return v, nil
+}
+
+// The simulation settings. Each flag -sim.x.y also has an environment form,
+// WINDTUNNEL_SIM_X_Y, read when the flag is not given: go test ./... runs
+// packages that do not define the flags, and the environment reaches all of
+// them (the audit passes its settings that way).
+var (
+	flagSeed        seedFlag
+	flagSeeds       = flag.Int("sim.seeds", 0, "number of seeds per simulation test (0: the test's default)")
+	flagStrategy    = flag.String("sim.strategy", "random", "scheduling strategy: random or pct (replay: see -sim.replay)")
+	flagPCTDepth    = flag.Int("sim.pct.depth", 3, "PCT bug depth d (d-1 priority change points)")
+	flagPCTSteps    = flag.Int64("sim.pct.steps", 0, "PCT expected steps per run (0: measured by one calibration run)")
+	flagOut         = flag.String("sim.out", "", "directory for failure artifacts (default: $TMPDIR/windtunnel)")
+	flagDeterminism = flag.Bool("sim.determinism", false, "run every seed twice (every proof: explore twice) and fail on any difference")
+	flagReplay      = flag.String("sim.replay", "", "replay file written by a failure report: replays exactly that run (it holds the test, seed and settings)")
+	flagRecord      = flag.Bool("sim.record", true, "append seeds that fail to the test's corpus under testdata/windtunnel")
+	flagKeepGoing   = flag.Bool("sim.keepgoing", false, "keep running seeds after the first failure")
+	flagStepTime    = flag.Duration("sim.steptime", 0, "virtual time added per scheduling step (default 0: time moves only through sleeps and modelled latency)")
+	flagMaxSteps    = flag.Int64("sim.maxsteps", 0, "override the step limit of every run (0: the test's own)")
+	flagStats       = flag.String("sim.stats", "", "append one JSON line per simulation test (seeds, failures, steps, virtual and wall time) to this file")
+	flagShard       = flag.String("sim.shard", "", "run only the i-th of n disjoint slices of each test's seeds, as i/n (0-based; the corpus runs in slice 0)")
+	flagParallel    = flag.Int("sim.parallel", 0, "seeds of one test run at once, each on its own simulator (0: GOMAXPROCS); output is identical to a sequential run")
+	flagTrace       = flag.String("sim.trace", "", "with -sim.seed or -sim.replay: write the run's full trace to this file, whether it passes or fails")
+)
+
+func init() {
+	flag.Var(&flagSeed, "sim.seed", "run only this seed (hex 0x... or decimal)")
+}
+
+// EnvName is the environment form of a -sim flag: sim.pct.depth becomes
+// WINDTUNNEL_SIM_PCT_DEPTH.
+func EnvName(flagName string) string {
+	return "WINDTUNNEL_" + strings.ToUpper(strings.ReplaceAll(flagName, ".", "_"))
+}
+
+// settings is the validated form of the flags for one test.
+type settings struct {
+	seeds       int
+	onlySeed    *uint64
+	strategy    string
+	pctDepth    int
+	pctSteps    int64
+	out         string
+	determinism bool
+	replay      *replayFile
+	record      bool
+	keepGoing   bool
+	stepTime    time.Duration
+	maxSteps    int64
+	stats       string
+	trace       string
+	parallel    int
+	shard       Shard
+}
+
+// Shard is the slice i of n of a test's regular seeds.
+type Shard struct {
+	index, count int
+}
+
+// ParseShard parses i/n (0 ≤ i < n); "" is the whole, 0/1.
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{0, 1}, nil
+	}
+	var i, n int
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != s {
+		return Shard{}, fmt.Errorf("shard %q is not i/n", clip(s, 20))
+	}
+	if n < 1 || n > 1_000_000 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard %d/%d: need 0 ≤ i < n ≤ 1000000", i, n)
+	}
+	return Shard{i, n}, nil
+}
+
+func (sh Shard) String() string { return fmt.Sprintf("%d/%d", sh.index, sh.count) }
+
+// Index and Count are i and n.
+func (sh Shard) Index() int { return sh.index }
+func (sh Shard) Count() int { return sh.count }
+
+// slice is the half-open range of seed indices the shard runs: the
+// seeds split into n contiguous slices of sizes differing by at most one.
+func (sh Shard) slice(seeds int) (from, to int) {
+	if sh.count <= 1 {
+		return 0, seeds
+	}
+	return sh.index * seeds / sh.count, (sh.index + 1) * seeds / sh.count
+}
+
+// The settings are read and validated once per process: a bad value is one
+// error, not one per test.
+var (
+	settingsOnce sync.Once
+	settingsBase settings
+	settingsErr  error
+)
+
+// exit ends the test binary; tests replace it.
+var exit = os.Exit
+
+// currentSettings returns the process's settings with the test's default
+// seed count applied.
+func currentSettings(defaultSeeds int) (settings, error) {
+	settingsOnce.Do(func() {
+		settingsBase, settingsErr = readSettings()
+		if settingsErr != nil {
+			// Reported once, and the test binary stops: every simulation
+			// test would fail with the same reason, and the ones that do
+			// not simulate have run or will be run by a fixed command.
+			fmt.Fprintf(os.Stderr, "windtunnel: invalid simulation settings: %v\n", settingsErr)
+			exit(2)
+		}
+	})
+	st := settingsBase
+	if settingsErr != nil {
+		return st, settingsErr
+	}
+	if st.seeds == 0 {
+		st.seeds = defaultSeeds
+	}
+	if st.seeds <= 0 {
+		return st, fmt.Errorf("the test's default seed count must be positive, got %d", st.seeds)
+	}
+	return st, nil
+}
+
+// fromEnv applies the environment form of every -sim flag that was not
+// given on the command line.
+func fromEnv() error {
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	flag.VisitAll(func(f *flag.Flag) {
+		if err != nil || !strings.HasPrefix(f.Name, "sim.") || given[f.Name] {
+			return
+		}
+		v, ok := os.LookupEnv(EnvName(f.Name))
+		if !ok {
+			return
+		}
+		if e := f.Value.Set(v); e != nil {
+			err = fmt.Errorf("%s=%q: %v", EnvName(f.Name), clip(v, 40), e)
+		}
+	})
+	return err
+}
+
+// wasGiven reports whether a flag was set on the command line or in the
+// environment.
+func wasGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if !given {
+		_, given = os.LookupEnv(EnvName(name))
+	}
+	return given
+}
+
+// readSettings validates the flags, naming the flag in every error.
+func readSettings() (settings, error) {
+	if err := fromEnv(); err != nil {
+		return settings{}, err
+	}
+	st := settings{
+		strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
+		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, keepGoing: *flagKeepGoing,
+		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
+		parallel: *flagParallel,
+	}
+	shard, err := ParseShard(*flagShard)
+	if err != nil {
+		return st, fmt.Errorf("-sim.shard: %v", err)
+	}
+	st.shard = shard
+	if *flagSeeds < 0 {
+		return st, fmt.Errorf("-sim.seeds must be positive, got %d", *flagSeeds)
+	}
+	st.seeds = *flagSeeds
+	if flagSeed.set {
+		v := flagSeed.v
+		st.onlySeed = &v
+	}
+	switch st.strategy {
+	case "random", "pct":
+	default:
+		return st, fmt.Errorf("-sim.strategy: unknown strategy %q (want random or pct; to replay a run use -sim.replay=FILE)", clip(st.strategy, 40))
+	}
+	if st.pctDepth < 1 {
+		return st, fmt.Errorf("-sim.pct.depth must be at least 1, got %d", st.pctDepth)
+	}
+	if st.pctSteps < 0 {
+		return st, fmt.Errorf("-sim.pct.steps must not be negative, got %d", st.pctSteps)
+	}
+	if st.parallel < 0 {
+		return st, fmt.Errorf("-sim.parallel must not be negative, got %d", st.parallel)
+	}
+	if st.stepTime < 0 {
+		return st, fmt.Errorf("-sim.steptime must not be negative, got %v", st.stepTime)
+	}
+	if st.maxSteps < 0 {
+		return st, fmt.Errorf("-sim.maxsteps must be positive, got %d", st.maxSteps)
+	}
+	if *flagReplay != "" {
+		rf, err := readReplay(*flagReplay)
+		if err != nil {
+			return st, fmt.Errorf("-sim.replay: %v", err)
+		}
+		if err := st.adoptReplay(rf); err != nil {
+			return st, fmt.Errorf("-sim.replay: %v", err)
+		}
+	}
+	if st.trace != "" && st.onlySeed == nil && st.replay == nil {
+		return st, fmt.Errorf("-sim.trace needs -sim.seed or -sim.replay: it writes the trace of one run")
+	}
+	if st.out == "" {
+		st.out = os.TempDir() + "/windtunnel"
+	}
+	return st, nil
+}
+
+// adoptReplay takes a replay file's settings. Flags that shape a run and
+// contradict the file are refused rather than silently overridden: the
+// replay would diverge.
+func (st *settings) adoptReplay(rf *replayFile) error {
+	if st.onlySeed != nil && *st.onlySeed != rf.Seed {
+		return fmt.Errorf("%s replays seed %#x of %s, not -sim.seed=%#x", rf.Path, rf.Seed, rf.Test, *st.onlySeed)
+	}
+	if wasGiven("sim.steptime") && st.stepTime != rf.StepTime {
+		return fmt.Errorf("%s was recorded with -sim.steptime=%v, not %v (leave the flag out: the file holds it)", rf.Path, rf.StepTime, st.stepTime)
+	}
+	if wasGiven("sim.maxsteps") && st.maxSteps != rf.MaxSteps {
+		return fmt.Errorf("%s was recorded with -sim.maxsteps=%d, not %d (leave the flag out: the file holds it)", rf.Path, rf.MaxSteps, st.maxSteps)
+	}
+	if here := headCommit(); rf.Commit != "unknown" && here != "unknown" && rf.Commit != here {
+		return fmt.Errorf("%s was recorded at commit %s, this is %s: a replay needs the same code (git checkout %s)", rf.Path, rf.Commit, here, rf.Commit)
+	}
+	seed := rf.Seed
+	st.onlySeed = &seed
+	st.stepTime, st.maxSteps = rf.StepTime, rf.MaxSteps
+	st.replay = rf
+	st.record = false
+	return nil
+}
+
+func (st settings) strategyFor(calibratedSteps int64) sim.Strategy {
+	switch {
+	case st.replay != nil:
+		return sim.Replay(st.replay.Decisions)
+	case st.strategy == "pct":
+		return sim.PCT(st.pctDepth, calibratedSteps)
+	}
+	return sim.RandomWalk()
+}
+
+// clip shortens s for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// CurrentShard is the shard the process runs (-sim.shard).
+func CurrentShard() (Shard, error) {
+	st, err := currentSettings(1)
+	return st.shard, err
+}
+
+// SeedsFor is the number of regular seeds a test with defaultSeeds runs
+// over the whole sweep (-sim.seeds, else its default).
+func SeedsFor(defaultSeeds int) int {
+	st, _ := currentSettings(defaultSeeds)
+	return st.seeds
+}
