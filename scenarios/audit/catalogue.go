@@ -1,61 +1,11 @@
-// Package audit turns the scenario tests into an audit report, claim by
-// claim: it runs every claim's check over a number of seeds, runs every
-// mutant (a deliberately broken variant of the production code, applied with
-// go test -overlay) against the checks that should catch it, and writes a
-// table, out/audit.json and out/AUDIT.md. The command is scenarios/cmd/audit
-// (make audit, and the end of make sim).
+// Package audit turns the claim checks into an audit report, claim by
+// claim: it runs every claim family's checks (scenarios/oc, ms, dr, tw, lf)
+// over a number of seeds, runs every mutant of scenarios/mutants (the
+// hand-written catalogue and the tolerance mutants derived from the claims
+// table, each applied with go test -overlay) against the checks that
+// should catch it, and writes a table, out/audit.json and out/AUDIT.md.
+// The command is scenarios/cmd/audit (make audit, and the end of make sim).
 //
-// The claims come from CLAIMS.md, embedded here from the project's shared
-// description so the audit is self-contained: every ID in it must receive a
+// The claims are CLAIMS.md's (package claims); every ID in it must receive a
 // verdict, or the audit fails with "not-checked".
 package audit
-
-import (
-	_ "embed"
-	"fmt"
-	"regexp"
-	"strings"
-)
-
-//go:embed CLAIMS.md
-var claimsMarkdown string
-
-// Claim is one row of CLAIMS.md.
-type Claim struct {
-	ID      string // OC-2
-	Group   string // OC
-	Text    string // the claim
-	Check   string // how a check confirms it
-	Mutants string // the mutants it must catch, as CLAIMS.md words them ("—" for none)
-}
-
-var rowID = regexp.MustCompile(`^\| ([A-Z]{2}-\d+) \|`)
-
-// Claims parses the embedded CLAIMS.md into its rows, in document order.
-func Claims() ([]Claim, error) { return parseClaims(claimsMarkdown) }
-
-func parseClaims(md string) ([]Claim, error) {
-	var out []Claim
-	seen := map[string]bool{}
-	for _, line := range strings.Split(md, "\n") {
-		if !rowID.MatchString(line) {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "| "), " | ")
-		if len(cells) != 4 {
-			return nil, fmt.Errorf("audit: CLAIMS.md row %q has %d cells, want 4", line, len(cells))
-		}
-		id := strings.TrimSpace(cells[0])
-		if seen[id] {
-			return nil, fmt.Errorf("audit: CLAIMS.md lists %s twice", id)
-		}
-		seen[id] = true
-		group, _, _ := strings.Cut(id, "-")
-		out = append(out, Claim{ID: id, Group: group, Text: strings.TrimSpace(cells[1]),
-			Check: strings.TrimSpace(cells[2]), Mutants: strings.TrimSpace(cells[3])})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("audit: CLAIMS.md has no claim rows")
-	}
-	return out, nil
-}

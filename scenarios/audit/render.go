@@ -33,13 +33,13 @@ func mutantSummary(ms []MutantResult) string {
 // WriteTable prints the claims table for a terminal.
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tVERDICT\tMEASURED\tBOUND\tSEEDS\tMUTANTS (caught after N seeds)")
+	fmt.Fprintln(tw, "ID\tVERDICT\tMEASURED\tBOUND\tTIGHT\tSEEDS\tMUTANTS (caught after N seeds)")
 	for _, c := range r.Claims {
 		v := c.Verdict
 		if v != c.Expected {
 			v += " (expected " + c.Expected + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, v, oneLine(c.Measured, 70), oneLine(c.Bound, 30), c.Seeds, mutantSummary(r.MutantsFor(c.ID)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, v, oneLine(c.Measured, 70), oneLine(c.Bound, 30), tightText(c.Tightness), c.Seeds, mutantSummary(r.MutantsFor(c.ID)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -55,8 +55,20 @@ func WriteTable(w io.Writer, r *Report) error {
 			return err
 		}
 	}
+	if len(r.Probes) > 0 {
+		fmt.Fprintln(w, "\nPROBES (rare interleavings the checks required)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "PROBE\tCLAIM\tSEEDS\tTIMES\tMIN\tWHAT")
+		for _, p := range r.Probes {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.Name, p.Claim, p.Seeds, p.Count, p.Min, oneLine(p.What, 70))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if len(r.Problems) == 0 {
-		_, err := fmt.Fprintf(w, "\naudit: every claim has its expected verdict and every mutant was caught (%d claims, %d mutants)\n", len(r.Claims), len(r.Mutants))
+		_, err := fmt.Fprintf(w, "\naudit: every claim has its expected verdict, every tight bound was reached, every probe was reached and every mutant was caught (%d claims, %d mutants of which %d tolerance)\n",
+			len(r.Claims), len(r.Mutants), countKind(r.Mutants, "tolerance"))
 		return err
 	}
 	fmt.Fprintf(w, "\naudit: %d problem(s):\n", len(r.Problems))
@@ -64,6 +76,23 @@ func WriteTable(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, "  - %s\n", p)
 	}
 	return nil
+}
+
+func tightText(t *float64) string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", *t)
+}
+
+func countKind(ms []MutantResult, kind string) int {
+	n := 0
+	for _, m := range ms {
+		if m.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
 
 func oneLine(s string, n int) string {
@@ -90,10 +119,16 @@ func WriteFiles(dir string, r *Report) error {
 	var md strings.Builder
 	writeMarkdown(&md, r)
 	for _, c := range r.Claims {
-		if len(c.Buckets) == 0 {
+		var svg string
+		switch {
+		case c.Hist != nil:
+			svg = windowSVG(c)
+		case len(c.Buckets) > 0:
+			svg = histogramSVG(c)
+		default:
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, "charts", c.ID+".svg"), []byte(histogramSVG(c)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "charts", c.ID+".svg"), []byte(svg), 0o644); err != nil {
 			return err
 		}
 	}
@@ -112,13 +147,20 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 		b.WriteString("\n")
 	}
 	b.WriteString("How to read it: *verdict* is what the checks found over all seeds (`holds`, `known-deviation` for a deviation the authors documented and the check reproduced, `violated`, `not-checked`); *measured* is the worst figure over every seed and test against its *bound*; *mutants* are deliberately broken variants of the production code and the number of seeds the checks needed to catch each one.\n\n")
-	b.WriteString("| ID | verdict | measured | bound | seeds | mutants |\n|---|---|---|---|---|---|\n")
+	b.WriteString("*tightness* is worst / bound for a bound the design may reach: only a check that drives the design close to its bound can tell the bound from a slightly wider one.\n\n")
+	b.WriteString("| ID | verdict | measured | bound | tightness | seeds | mutants |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Claims {
 		v := c.Verdict
 		if v != c.Expected {
 			v = "**" + v + "** (expected " + c.Expected + ")"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s |\n", c.ID, v, mdCell(c.Measured), mdCell(c.Bound), c.Seeds, mdCell(mutantSummary(r.MutantsFor(c.ID))))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %d | %s |\n", c.ID, v, mdCell(c.Measured), mdCell(c.Bound), tightText(c.Tightness), c.Seeds, mdCell(mutantSummary(r.MutantsFor(c.ID))))
+	}
+	if len(r.Probes) > 0 {
+		b.WriteString("\n## Probes\n\nRare interleavings the claim checks require their seeds (or proofs their schedules) to reach; a probe that was never reached fails the audit.\n\n| probe | claim | seeds | times | min | what |\n|---|---|---|---|---|---|\n")
+		for _, p := range r.Probes {
+			fmt.Fprintf(b, "| `%s` | %s | %d | %d | %d | %s |\n", p.Name, p.Claim, p.Seeds, p.Count, p.Min, mdCell(p.What))
+		}
 	}
 	if len(r.Proofs) > 0 {
 		b.WriteString("\n## Proofs\n\nEvery schedule of a small configuration with at most P preemptive context switches, explored depth first by `sim.Explore` (a reduction skips schedules equivalent to explored ones).\n\n| ID | verdict | configuration | P | reduction | schedules | pruned | exhausted |\n|---|---|---|---|---|---|---|---|\n")
@@ -139,7 +181,7 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 		if c.Artifact != "" {
 			fmt.Fprintf(b, "- artifact: `%s`\n", c.Artifact)
 		}
-		if len(c.Buckets) > 0 {
+		if c.Hist != nil || len(c.Buckets) > 0 {
 			fmt.Fprintf(b, "\n![%s distribution](charts/%s.svg)\n", c.ID, c.ID)
 		}
 		if c.Witness != "" {
@@ -153,7 +195,7 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 			case !m.Caught:
 				state = fmt.Sprintf("**survived** %d seeds", m.SeedBudget)
 			}
-			fmt.Fprintf(b, "- mutant `%s` (%s): %s\n", m.ID, m.What, state)
+			fmt.Fprintf(b, "- %s mutant `%s` (%s): %s\n", m.Kind, m.ID, m.What, state)
 		}
 	}
 }
@@ -186,6 +228,51 @@ func histogramSVG(c ClaimResult) string {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#4a7ab5"/>`, x+2, float64(h-bottom)-hh, barW-4, hh)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x+barW/2, float64(h-bottom)-hh-3, bk.Count)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="end" transform="rotate(-40 %.1f %d)">%s</text>`, x+barW/2, h-bottom+14, x+barW/2, h-bottom+14, html.EscapeString(bk.Label))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// windowSVG draws a window claim's distribution on a linear axis from 0 to
+// 1.2 × the bound, the bound as a line and the worst observation marked, so
+// 830 ms and 999 ms fall in different bars. Counts use a log scale, so a
+// single read near the bound next to thousands of fresh ones still shows.
+func windowSVG(c ClaimResult) string {
+	const w, h, left, bottom, top = 720, 280, 60, 50, 36
+	hst := c.Hist
+	n := len(hst.Bins)
+	plotW := float64(w - left - 20)
+	barW := plotW / float64(max(n, 1))
+	var maxC int64 = 1
+	for _, v := range hst.Bins {
+		maxC = max(maxC, v)
+	}
+	logMax := math.Log10(float64(maxC) + 1)
+	x := func(v float64) float64 { return float64(left) + plotW*v/hst.Upper }
+	unit := "s"
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`, w, h)
+	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="13">%s: %s (count per %.3g%s, log scale); bound %s</text>`,
+		left, html.EscapeString(c.ID), html.EscapeString(c.BoundName), hst.Upper/float64(max(n, 1)), unit, html.EscapeString(oneLine(c.Bound, 40)))
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, h-bottom, w-20, h-bottom)
+	for i, v := range hst.Bins {
+		hh := 0.0
+		if v > 0 {
+			hh = float64(h-bottom-top) * math.Log10(float64(v)+1) / logMax
+		}
+		bx := float64(left) + float64(i)*barW
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#4a7ab5"><title>%d</title></rect>`, bx+0.5, float64(h-bottom)-hh, barW-1, hh, v)
+	}
+	for i := 0; i <= 6; i++ {
+		v := hst.Upper * float64(i) / 6
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%.3g</text>`, x(v), h-bottom+14, v)
+	}
+	fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#c0392b" stroke-width="2"/><text x="%.1f" y="%d" fill="#c0392b">bound %.4g%s</text>`,
+		x(hst.Bound), top-6, x(hst.Bound), h-bottom, x(hst.Bound)+4, top+4, hst.Bound, unit)
+	fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#27ae60" stroke-dasharray="4 3"/><text x="%.1f" y="%d" fill="#27ae60" text-anchor="end">worst %.6g%s</text>`,
+		x(min(hst.Worst, hst.Upper)), top+10, x(min(hst.Worst, hst.Upper)), h-bottom, x(min(hst.Worst, hst.Upper))-4, top+20, hst.Worst, unit)
+	if hst.Over > 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#c0392b" text-anchor="end">%d beyond the axis</text>`, w-20, h-bottom+30, hst.Over)
 	}
 	b.WriteString(`</svg>`)
 	return b.String()

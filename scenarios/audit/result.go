@@ -9,25 +9,37 @@ import (
 )
 
 // ClaimResult is the audit's verdict on one claim, merged from every record
-// the scenario tests wrote for it.
+// the claim checks wrote for it.
 type ClaimResult struct {
-	ID       string          `json:"id"`
-	Text     string          `json:"text"`
-	Verdict  string          `json:"verdict"`
-	Expected string          `json:"expected"`
-	Measured string          `json:"measured"`
-	Bound    string          `json:"bound"`
-	Seeds    int             `json:"seeds"`
-	Tests    []string        `json:"tests,omitempty"`
-	Witness  string          `json:"witness,omitempty"`
-	Artifact string          `json:"artifact,omitempty"`
-	Buckets  []claims.Bucket `json:"buckets,omitempty"`
-	Note     string          `json:"note,omitempty"`
+	ID       string   `json:"id"`
+	Text     string   `json:"text"`
+	Verdict  string   `json:"verdict"`
+	Expected string   `json:"expected"`
+	Measured string   `json:"measured"`
+	Bound    string   `json:"bound"`
+	Seeds    int      `json:"seeds"`
+	Tests    []string `json:"tests,omitempty"`
+	// BoundName and BoundValue are the claims table's entry the worst
+	// figure was compared with; Worst is that figure, in Unit.
+	BoundName  string  `json:"bound_name,omitempty"`
+	BoundValue float64 `json:"bound_value,omitempty"`
+	Worst      float64 `json:"worst"`
+	Unit       string  `json:"unit,omitempty"`
+	// Tightness is the largest worst/bound over the claim's directed
+	// checks (nil for a claim whose bound the design need not reach).
+	Tightness *float64            `json:"tightness,omitempty"`
+	Witness   string              `json:"witness,omitempty"`
+	Artifact  string              `json:"artifact,omitempty"`
+	Buckets   []claims.Bucket     `json:"buckets,omitempty"`
+	Hist      *claims.Hist        `json:"hist,omitempty"`
+	Probes    []claims.ProbeCount `json:"probes,omitempty"`
+	Note      string              `json:"note,omitempty"`
 }
 
 // MutantResult says whether a mutant was caught, and how quickly.
 type MutantResult struct {
 	ID           string   `json:"id"`
+	Kind         string   `json:"kind"` // "catalogue" or "tolerance"
 	Claims       []string `json:"claims"`
 	What         string   `json:"what"`
 	Caught       bool     `json:"caught"`
@@ -40,13 +52,25 @@ type MutantResult struct {
 // ProofResult is one bounded-exhaustive check: every schedule of a small
 // configuration within a preemption bound.
 type ProofResult struct {
-	ID       string        `json:"id"`
-	Test     string        `json:"test"`
-	Verdict  string        `json:"verdict"`
-	Expected string        `json:"expected"`
-	Measured string        `json:"measured"`
-	Proof    *claims.Proof `json:"proof"`
-	Witness  string        `json:"witness,omitempty"`
+	ID       string              `json:"id"`
+	Test     string              `json:"test"`
+	Verdict  string              `json:"verdict"`
+	Expected string              `json:"expected"`
+	Measured string              `json:"measured"`
+	Proof    *claims.Proof       `json:"proof"`
+	Probes   []claims.ProbeCount `json:"probes,omitempty"`
+	Witness  string              `json:"witness,omitempty"`
+}
+
+// ProbeResult is one probe over every check that required it.
+type ProbeResult struct {
+	Name  string   `json:"name"`
+	Claim string   `json:"claim"`
+	What  string   `json:"what"`
+	Tests []string `json:"tests"`
+	Min   int64    `json:"min"`
+	Seeds int      `json:"seeds"` // seeds (or schedules) that reached it
+	Count int64    `json:"count"`
 }
 
 // Report is the whole audit: out/audit.json.
@@ -55,6 +79,7 @@ type Report struct {
 	Seeds    int            `json:"seeds"`
 	Claims   []ClaimResult  `json:"claims"`
 	Proofs   []ProofResult  `json:"proofs"`
+	Probes   []ProbeResult  `json:"probes"`
 	Mutants  []MutantResult `json:"mutants"`
 	Problems []string       `json:"problems"`
 }
@@ -67,7 +92,31 @@ func Proofs(recs []claims.Record) []ProofResult {
 		if r.Proof == nil {
 			continue
 		}
-		out = append(out, ProofResult{ID: r.ID, Test: r.Test, Verdict: r.Verdict, Expected: Expected(r.ID), Measured: r.Measured, Proof: r.Proof, Witness: r.Witness})
+		out = append(out, ProofResult{ID: r.ID, Test: r.Test, Verdict: r.Verdict, Expected: claims.Holds, Measured: r.Measured, Proof: r.Proof, Probes: r.Probes, Witness: r.Witness})
+	}
+	return out
+}
+
+// ProbesOf merges the probes of every record, by name, in first-seen order.
+func ProbesOf(recs []claims.Record) []ProbeResult {
+	var out []ProbeResult
+	index := map[string]int{}
+	for _, r := range recs {
+		for _, p := range r.Probes {
+			i, ok := index[p.Name+"\x00"+p.Claim]
+			if !ok {
+				i = len(out)
+				index[p.Name+"\x00"+p.Claim] = i
+				out = append(out, ProbeResult{Name: p.Name, Claim: p.Claim, What: p.What, Min: p.Min})
+			}
+			pr := &out[i]
+			pr.Min = max(pr.Min, p.Min)
+			pr.Seeds += p.Seeds
+			pr.Count += p.Count
+			if !slices.Contains(pr.Tests, r.Test) {
+				pr.Tests = append(pr.Tests, r.Test)
+			}
+		}
 	}
 	return out
 }
@@ -88,11 +137,25 @@ func Expected(id string) string {
 
 var severity = map[string]int{claims.Holds: 0, claims.KnownDeviation: 1, claims.Violated: 2, claims.NotChecked: 3}
 
+// worse reports whether record a's figure is worse than b's: larger, or
+// smaller for a lower bound.
+func worse(a, b *claims.Record) bool {
+	if a.Value != b.Value {
+		if a.BoundKind == claims.AtLeast.String() {
+			return a.Value < b.Value
+		}
+		return a.Value > b.Value
+	}
+	return severity[a.Verdict] > severity[b.Verdict]
+}
+
 // Merge combines the records of every test into one result per claim, in
 // the order of CLAIMS.md. A claim without records is not-checked. Of several
-// records the worst verdict wins, and the measured figure is the record with
-// the largest value (the worst case over tests).
-func Merge(cs []Claim, recs []claims.Record) []ClaimResult {
+// records the worst verdict wins, and the measured figure is the worst
+// record's: the largest figure, or the smallest for a lower bound, over the
+// records of the claim's main bound (the one most of its records compare
+// with). Tightness is the largest over the directed records.
+func Merge(cs []claims.Claim, recs []claims.Record) []ClaimResult {
 	byID := map[string][]claims.Record{}
 	for _, r := range recs {
 		if r.Proof != nil {
@@ -107,7 +170,6 @@ func Merge(cs []Claim, recs []claims.Record) []ClaimResult {
 		rs := byID[c.ID]
 		var worst *claims.Record
 		verdict := -1
-		var buckets []claims.Bucket
 		for i := range rs {
 			r := &rs[i]
 			res.Seeds += r.Seeds
@@ -118,18 +180,55 @@ func Merge(cs []Claim, recs []claims.Record) []ClaimResult {
 				verdict = sv
 				res.Verdict = r.Verdict
 			}
-			if worst == nil || r.Value > worst.Value || (r.Value == worst.Value && severity[r.Verdict] > severity[worst.Verdict]) {
+			if r.Tightness != nil && !r.Sampled && (res.Tightness == nil || *r.Tightness > *res.Tightness) {
+				t := *r.Tightness
+				res.Tightness = &t
+			}
+			res.Probes = append(res.Probes, r.Probes...)
+		}
+		main := mainBound(rs)
+		for i := range rs {
+			r := &rs[i]
+			if r.BoundName != main {
+				continue
+			}
+			if worst == nil || worse(r, worst) {
 				worst = r
 			}
-			buckets = mergeBuckets(buckets, r.Buckets)
+			res.Buckets = mergeBuckets(res.Buckets, r.Buckets)
+			if r.Hist != nil {
+				if res.Hist == nil {
+					h := *r.Hist
+					h.Bins = slices.Clone(r.Hist.Bins)
+					res.Hist = &h
+				} else {
+					res.Hist.Merge(r.Hist)
+				}
+			}
 		}
 		if worst != nil {
 			res.Measured, res.Bound, res.Witness, res.Artifact, res.Note = worst.Measured, worst.Bound, worst.Witness, worst.Artifact, worst.Note
-			res.Buckets = buckets
+			res.BoundName, res.BoundValue, res.Worst, res.Unit = worst.BoundName, worst.BoundValue, worst.Value, worst.Unit
 		}
 		out = append(out, res)
 	}
 	return out
+}
+
+// mainBound is the bound most of a claim's records compare with ("" for
+// zero-wrong records), the first on a tie.
+func mainBound(rs []claims.Record) string {
+	count := map[string]int{}
+	best, n := "", -1
+	for _, r := range rs {
+		count[r.BoundName]++
+	}
+	for _, r := range rs {
+		if c := count[r.BoundName]; c > n || (c == n && r.BoundName != "" && best == "") {
+			best, n = r.BoundName, c
+		}
+	}
+	return best
 }
 
 // mergeBuckets adds distributions with the same labels; different label sets
@@ -150,16 +249,41 @@ func mergeBuckets(a, b []claims.Bucket) []claims.Bucket {
 	return a
 }
 
+// tightBound reports whether a claim has a bound the design may reach.
+func tightBound(id string) (claims.Bound, bool) {
+	for _, b := range claims.BoundsOf(id) {
+		if b.Tight {
+			return b, true
+		}
+	}
+	return claims.Bound{}, false
+}
+
 // Judge lists every reason the audit fails: a verdict other than expected,
-// a claim nobody checked, a mutant that survived or could not be applied.
+// a claim nobody checked, a tight bound not reached, a probe never reached,
+// a proof that failed or did not exhaust its space, a mutant that survived
+// or could not be applied.
 func Judge(r *Report) {
 	r.Problems = nil
 	for _, c := range r.Claims {
 		switch {
 		case c.Verdict == claims.NotChecked:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s is not checked by any scenario", c.ID))
+			r.Problems = append(r.Problems, fmt.Sprintf("%s is not checked by any claim check", c.ID))
 		case c.Verdict != c.Expected:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: verdict %s, expected %s (%s)", c.ID, c.Verdict, c.Expected, c.Measured))
+		}
+		if b, ok := tightBound(c.ID); ok && c.Verdict != claims.NotChecked {
+			switch {
+			case c.Tightness == nil:
+				r.Problems = append(r.Problems, fmt.Sprintf("%s: its bound %s (%s) may be reached by the design, but no directed check reported how close it came", c.ID, b, b.Name))
+			case *c.Tightness < claims.MinTightness:
+				r.Problems = append(r.Problems, fmt.Sprintf("%s: the checks reached only %.4f of the bound %s (need %.3f)", c.ID, *c.Tightness, b, claims.MinTightness))
+			}
+		}
+	}
+	for _, p := range r.Probes {
+		if p.Count < p.Min {
+			r.Problems = append(r.Problems, fmt.Sprintf("probe %s (%s, %s) reached %d times, fewer than %d", p.Name, p.Claim, p.What, p.Count, p.Min))
 		}
 	}
 	for _, p := range r.Proofs {
@@ -175,7 +299,7 @@ func Judge(r *Report) {
 		case m.Error != "":
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: %s", m.ID, m.Error))
 		case !m.Caught:
-			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s (%s) survived %d seeds of %s", m.ID, strings.Join(m.Claims, ", "), m.SeedBudget, m.What))
+			r.Problems = append(r.Problems, fmt.Sprintf("%s mutant %s (%s) survived %d seeds: %s", m.Kind, m.ID, strings.Join(m.Claims, ", "), m.SeedBudget, m.What))
 		}
 	}
 }

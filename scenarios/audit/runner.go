@@ -16,15 +16,22 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
+
+// Families are the claim families' test packages, in CLAIMS.md's order.
+var Families = []string{"./scenarios/oc", "./scenarios/ms", "./scenarios/dr", "./scenarios/tw", "./scenarios/lf"}
 
 // Runner runs go test processes for the audit and reports progress.
 type Runner struct {
 	Root    string        // module root
 	Out     string        // output directory (out/)
-	Pkgs    []string      // scenario packages, e.g. ./scenarios
+	Pkgs    []string      // claim family packages (Families)
 	Log     io.Writer     // progress lines
 	Timeout time.Duration // per go test process
+	// Env adds to the claim checks' environment (a shard's slice, or the
+	// shards to merge).
+	Env map[string]string
 }
 
 // statsLine mirrors simtest.Summary's JSON.
@@ -59,13 +66,34 @@ func readStats(path string) ([]statsLine, error) {
 	return out, nil
 }
 
-func (r Runner) goTest(ctx context.Context, out io.Writer, args ...string) error {
+// goTest runs go test with the simulation settings in env (the
+// environment form of the -sim flags reaches every package of a pattern,
+// also those that define no flags).
+func (r Runner) goTest(ctx context.Context, out io.Writer, env map[string]string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-timeout", r.Timeout.String()}, args...)...)
+	// -p 1: the wall-clock claims (DR-8, TW-9) measure ratios on a machine
+	// that no other test binary of this run is loading.
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-p", "1", "-timeout", r.Timeout.String()}, args...)...)
 	cmd.Dir = r.Root
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	return cmd.Run()
+}
+
+// simEnv is the environment of one audit go test: seeds, no corpus
+// recording, and where claim records, stats and artifacts go.
+func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]string {
+	return map[string]string{
+		"WINDTUNNEL_SIM_SEEDS":  fmt.Sprint(seeds),
+		"WINDTUNNEL_SIM_RECORD": "false",
+		"WINDTUNNEL_SIM_STATS":  statsFile,
+		"WINDTUNNEL_SIM_OUT":    artifacts,
+		"WINDTUNNEL_CLAIMS":     claimsFile,
+	}
 }
 
 // RunClaims runs the scenario tests matching pattern over seeds and returns
@@ -103,9 +131,11 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 		}
 	}()
 	args := append([]string{"-v", "-run", pattern}, r.Pkgs...)
-	args = append(args, fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.record=false",
-		"-wt.claims="+recFile, "-sim.stats="+statsFile, "-sim.out="+artDir)
-	runErr := r.goTest(ctx, pw, args...)
+	env := simEnv(seeds, recFile, statsFile, artDir)
+	for k, v := range r.Env {
+		env[k] = v
+	}
+	runErr := r.goTest(ctx, pw, env, args...)
 	pw.Close()
 	<-done
 	var exitErr *exec.ExitError
@@ -129,8 +159,8 @@ func progressLine(l string) bool {
 
 // RunMutant applies m, runs its checks over seeds, and says whether and
 // after how many seeds they caught it.
-func (r Runner) RunMutant(ctx context.Context, m Mutant, seeds int) MutantResult {
-	res := MutantResult{ID: m.ID, Claims: m.Claims, What: m.What, SeedBudget: seeds}
+func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) MutantResult {
+	res := MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds}
 	if m.Seeds > 0 {
 		res.SeedBudget = m.Seeds
 	}
@@ -143,10 +173,8 @@ func (r Runner) RunMutant(ctx context.Context, m Mutant, seeds int) MutantResult
 	}
 	statsFile := filepath.Join(dir, "stats.jsonl")
 	var out bytes.Buffer
-	args := append([]string{"-overlay=" + overlay, "-run", m.Tests}, r.Pkgs...)
-	args = append(args, fmt.Sprintf("-sim.seeds=%d", res.SeedBudget), "-sim.record=false",
-		"-sim.stats="+statsFile, "-sim.out="+filepath.Join(dir, "artifacts"), "-wt.claims="+filepath.Join(dir, "claims.jsonl"))
-	runErr := r.goTest(ctx, &out, args...)
+	args := []string{"-overlay=" + overlay, "-run", m.Tests, m.Pkg}
+	runErr := r.goTest(ctx, &out, simEnv(res.SeedBudget, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts")), args...)
 	_ = os.WriteFile(filepath.Join(dir, "output.txt"), out.Bytes(), 0o644)
 	text := out.String()
 	switch {
@@ -154,7 +182,7 @@ func (r Runner) RunMutant(ctx context.Context, m Mutant, seeds int) MutantResult
 		res.Error = "the mutant does not build: see " + filepath.Join(dir, "output.txt")
 		return res
 	case strings.Contains(text, "no tests to run"):
-		res.Error = fmt.Sprintf("no scenario test matches %q", m.Tests)
+		res.Error = fmt.Sprintf("no claim check in %s matches %q", m.Pkg, m.Tests)
 		return res
 	case runErr == nil:
 		return res // survived
@@ -206,7 +234,7 @@ func firstFailedTest(out string) string {
 
 // RunMutants runs ms with up to parallel go test processes at once and
 // returns their results in catalogue order.
-func (r Runner) RunMutants(ctx context.Context, ms []Mutant, seeds, parallel int) []MutantResult {
+func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, parallel int) []MutantResult {
 	results := make([]MutantResult, len(ms))
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup

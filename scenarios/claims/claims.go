@@ -1,18 +1,36 @@
-// Package claims is how scenario tests report, claim by claim, what they
-// measured: a verdict, the measured figure against its bound, the number of
-// seeds, the witness behind the figure, and a distribution for the report.
+// Package claims is where the claims of CLAIMS.md meet their checks: the
+// claims themselves (the embedded CLAIMS.md), the seeds' numbers every check
+// takes its bound from (Table), the declaration a claim check is written as
+// (Check), and the record each check files for the audit (Record).
 //
-// A scenario test aggregates over its seeds and calls Report once per claim
-// it serves. Records go to the test log and, when the audit runs the tests
-// with -wt.claims=FILE, to that file as JSON lines; the audit merges the
-// records of every test per claim ID. A claim served by several tests (OC-2
-// for each revocation kind) is violated if any of them is.
+// A claim check declares its claim, its seeds, the world it flies and what
+// it measures; Run flies the seeds through the harness (sim/simtest), keeps
+// one sample per seed, merges them, compares the worst figure with the
+// claim's bound from the table, checks the probes the seeds had to reach,
+// and reports one record:
+//
+//	func TestOC2_LostInvalidationAgeBound(t *testing.T) {
+//		claims.Run(t, claims.Check[pods.Staleness]{
+//			Claim: "OC-2", Bound: "open set max age", Seeds: 20,
+//			Fly: func(s *sim.Sim, b claims.Bound) (pods.Staleness, error) { ... },
+//			Sample: func(r pods.Staleness) claims.Sample { return r.Sample },
+//			Measured: func(o claims.Outcome) string { ... },
+//		})
+//	}
+//
+// Records go to the test log and, when the audit runs the tests with
+// WINDTUNNEL_CLAIMS=FILE (or -wt.claims=FILE), to that file as JSON lines;
+// the audit merges the records of every test per claim ID. A claim served
+// by several tests (OC-2 for each revocation kind) is violated if any of
+// them is.
 package claims
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -26,7 +44,7 @@ const (
 	NotChecked     = "not-checked"     // no check serves the claim: always a failure of the audit
 )
 
-// Bucket is one bar of a distribution: Count values up to Upper (Label).
+// Bucket is one bar of a distribution: Count values with Label.
 type Bucket struct {
 	Label string `json:"label"`
 	Count int64  `json:"count"`
@@ -34,23 +52,39 @@ type Bucket struct {
 
 // Record is one test's finding for one claim.
 type Record struct {
-	ID       string   `json:"id"`
-	Test     string   `json:"test"`
-	Verdict  string   `json:"verdict"`
-	Measured string   `json:"measured"`
-	Bound    string   `json:"bound"`
-	Value    float64  `json:"value"` // the measured figure in Unit, for merging records (the audit keeps the worst)
-	Unit     string   `json:"unit,omitempty"`
+	ID       string `json:"id"`
+	Test     string `json:"test"`
+	Verdict  string `json:"verdict"`
+	Measured string `json:"measured"` // computed from what was measured, never written in advance
+	Bound    string `json:"bound"`    // the bound in words, from the table
+	// BoundName names the table entry the figure is compared with.
+	BoundName string `json:"bound_name,omitempty"`
+	// BoundValue is the table's number in Unit (0 when the claim has none).
+	BoundValue float64 `json:"bound_value,omitempty"`
+	// BoundKind is how the figure meets the bound: "at-most", "at-least"
+	// or "exactly" (the worst of several records is the largest figure,
+	// or the smallest for "at-least").
+	BoundKind string  `json:"bound_kind,omitempty"`
+	Value     float64 `json:"value"` // the worst measured figure in Unit, for merging records (the audit keeps the worst)
+	Unit      string  `json:"unit,omitempty"`
+	// Tightness is worst / bound for a bound the design may reach (nil
+	// otherwise): how close the check drove the design to its limit.
+	Tightness *float64 `json:"tightness,omitempty"`
+	// Tight says the bound requires tightness ≥ MinTightness; Sampled that
+	// this record's check samples at random and leaves that to another.
+	Tight    bool     `json:"tight,omitempty"`
+	Sampled  bool     `json:"sampled,omitempty"`
 	Seeds    int      `json:"seeds"`
 	Witness  string   `json:"witness,omitempty"`  // the read, history or counterexample behind the figure
 	Artifact string   `json:"artifact,omitempty"` // a file the report links, e.g. a porcupine visualization
 	Buckets  []Bucket `json:"buckets,omitempty"`
-	Note     string   `json:"note,omitempty"`
-	// Proof marks a bounded-exhaustive result (every schedule of a small
-	// configuration within a preemption bound) rather than a sampled one.
-	// The audit lists proofs on their own lines instead of merging them
-	// into the claim's sampled verdict.
+	// Hist is the distribution of every observation on a linear axis up to
+	// 1.2 × the bound, for window claims.
+	Hist  *Hist  `json:"hist,omitempty"`
+	Note  string `json:"note,omitempty"`
 	Proof *Proof `json:"proof,omitempty"`
+	// Probes are the rare interleavings this check's seeds had to reach.
+	Probes []ProbeCount `json:"probes,omitempty"`
 }
 
 // Proof describes the space a bounded-exhaustive check covered.
@@ -63,11 +97,28 @@ type Proof struct {
 	Exhausted      bool   `json:"exhausted"`
 }
 
-var (
-	flagFile = flag.String("wt.claims", "", "append one JSON line per claim record to this file (the audit sets it)")
-)
+// ProbeCount is a probe a check required, and how often its seeds reached it.
+type ProbeCount struct {
+	Name  string `json:"name"`
+	Claim string `json:"claim"`
+	What  string `json:"what"`
+	Min   int64  `json:"min"`
+	Seeds int    `json:"seeds"` // seeds that reached it at least once
+	Count int64  `json:"count"` // times reached, over every seed
+}
 
-// Report logs r and appends it to the -wt.claims file. It fails t on a
+var flagFile = flag.String("wt.claims", "", "append one JSON line per claim record to this file (the audit sets WINDTUNNEL_CLAIMS instead)")
+
+// File is where records go: -wt.claims, else $WINDTUNNEL_CLAIMS ("" for
+// none).
+func File() string {
+	if *flagFile != "" {
+		return *flagFile
+	}
+	return os.Getenv("WINDTUNNEL_CLAIMS")
+}
+
+// Report logs r and appends it to the claims file. It fails t on a
 // malformed record (unknown verdict, no ID) rather than writing it.
 func Report(t testing.TB, r Record) {
 	t.Helper()
@@ -79,7 +130,8 @@ func Report(t testing.TB, r Record) {
 		r.Test = t.Name()
 	}
 	t.Logf("claim %s: %s: measured %s (bound %s) over %d seeds%s", r.ID, r.Verdict, r.Measured, r.Bound, r.Seeds, witnessSuffix(r.Witness))
-	if *flagFile == "" {
+	path := File()
+	if path == "" {
 		return
 	}
 	line, err := json.Marshal(r)
@@ -89,14 +141,14 @@ func Report(t testing.TB, r Record) {
 	}
 	// One write of one line to a file opened with O_APPEND: records of
 	// concurrently running test binaries never interleave.
-	f, err := os.OpenFile(*flagFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		t.Errorf("claims: -wt.claims: %v", err)
+		t.Errorf("claims: %s: %v", path, err)
 		return
 	}
 	defer f.Close()
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		t.Errorf("claims: -wt.claims: %v", err)
+		t.Errorf("claims: %s: %v", path, err)
 	}
 }
 
@@ -116,22 +168,46 @@ func validVerdict(v string) bool {
 	return false
 }
 
-// Read parses a -wt.claims file.
+// maxRecordBytes bounds one line of a claims file.
+const maxRecordBytes = 16 << 20
+
+// Read parses a claims file: one JSON record per line, strictly (unknown
+// fields are an error).
 func Read(path string) ([]Record, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	return ReadFrom(f, path)
+}
+
+// ReadFrom parses claim records from r; name is used in errors.
+func ReadFrom(r io.Reader, name string) ([]Record, error) {
 	var out []Record
-	for i, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxRecordBytes)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
 			continue
 		}
-		var r Record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		var rec Record
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
-		out = append(out, r)
+		if dec.More() {
+			return nil, fmt.Errorf("%s:%d: trailing data after the record", name, n)
+		}
+		if rec.ID == "" || !validVerdict(rec.Verdict) {
+			return nil, fmt.Errorf("%s:%d: a record needs an ID and a known verdict", name, n)
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	return out, nil
 }

@@ -1,9 +1,9 @@
-package audit
+package mutants
 
 // drMutants are the metrics-drain mutants (DR-*), all in impl/collector.
-// The scenario tests are scenarios/dr_*_test.go; each mutant names the
-// tests that must catch it. Claims lists every claim whose test catches it,
-// the claim CLAIMS.md names it under first.
+// The claim checks are in scenarios/dr (doc.go lists them); each mutant
+// names the tests that must catch it. Claims lists every claim whose test
+// catches it, the claim CLAIMS.md names it under first.
 var drMutants = []Mutant{
 	{
 		ID: "dr-split-off-by-one", Claims: []string{"DR-1"},
@@ -12,6 +12,7 @@ var drMutants = []Mutant{
 		Old:   "return ts < cutoff // DR-1",
 		New:   "return ts <= cutoff // DR-1",
 		Tests: "^TestDR1_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-chunk-bounds-not-updated", Claims: []string{"DR-1", "DR-6"},
@@ -20,6 +21,7 @@ var drMutants = []Mutant{
 		Old:   "\tt.minTS, t.maxTS = min(t.minTS, p.TS), max(t.maxTS, p.TS) // DR-6: the split trusts these bounds\n",
 		New:   "",
 		Tests: "^TestDR(1|6)_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-split-under-write-lock", Claims: []string{"DR-2", "DR-3"},
@@ -28,6 +30,7 @@ var drMutants = []Mutant{
 		Old:   "c.writeLocked(&st, func() { old = c.swapOut() })\n\tdrained, kept = c.splitAll(old, cut, &st)",
 		New:   "c.writeLocked(&st, func() { old = c.swapOut(); drained, kept = c.splitAll(old, cut, &st) })",
 		Tests: "^TestDR(2|3)_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-relock-around-split", Claims: []string{"DR-3", "DR-2"},
@@ -36,6 +39,7 @@ var drMutants = []Mutant{
 		Old:   "drained, kept = c.splitAll(old, cut, &st)",
 		New:   "c.data.Lock(); drained, kept = c.splitAll(old, cut, &st); c.data.Unlock()",
 		Tests: "^TestDR(3|2)_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-drain-mutex-released-early", Claims: []string{"DR-4"},
@@ -44,6 +48,7 @@ var drMutants = []Mutant{
 		Old:   "defer c.drainMu.Unlock() // DR-4: the swap, split and put-back of concurrent drains run one at a time\n\tc.writeLocked(&st, func() { old = c.swapOut() })",
 		New:   "c.writeLocked(&st, func() { old = c.swapOut() })\n\tc.drainMu.Unlock()",
 		Tests: "^TestDR4_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-putback-prepends", Claims: []string{"DR-5", "DR-7"},
@@ -52,6 +57,7 @@ var drMutants = []Mutant{
 		Old:   "kept[key] = join(kept[key], recent)",
 		New:   "kept[key] = join(recent, kept[key])",
 		Tests: "^TestDR(5|7)_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-chunk-size-unbounded", Claims: []string{"DR-6"},
@@ -60,6 +66,7 @@ var drMutants = []Mutant{
 		Old:   "if t == nil || len(t.pts) >= ChunkPoints {",
 		New:   "if t == nil {",
 		Tests: "^TestDR6_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-query-includes-upper-bound", Claims: []string{"DR-7"},
@@ -68,6 +75,7 @@ var drMutants = []Mutant{
 		Old:   "if from <= p.TS && p.TS < to {",
 		New:   "if from <= p.TS && p.TS <= to {",
 		Tests: "^TestDR7_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-query-blind-during-drain", Claims: []string{"DR-7"},
@@ -76,9 +84,10 @@ var drMutants = []Mutant{
 		Old:   "\ts := c.series[key]\n\tif s == nil {\n\t\treturn nil, nil\n\t}\n\treturn s.appendRange(nil, lo, hi), nil",
 		New:   "\ts := c.series[key]\n\tif s == nil || c.inFlight > 0 {\n\t\treturn nil, nil\n\t}\n\treturn s.appendRange(nil, lo, hi), nil",
 		Tests: "^TestDR7_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
-		ID: "dr-putback-compacts-under-lock", Claims: []string{"DR-8"},
+		ID: "dr-putback-compacts-under-lock", Claims: []string{"DR-2", "DR-8"},
 		What: "the put-back compacts every kept key into full chunks, copying the kept points while it holds the write lock",
 		File: "impl/collector/drain.go",
 		Old:  "\tc.series = kept\n",
@@ -92,7 +101,53 @@ var drMutants = []Mutant{
 			"\t\tkept[key] = full\n" +
 			"\t}\n" +
 			"\tc.series = kept\n",
-		Tests: "^TestDR8_",
+		Tests: "^TestDR(2|8)_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-chunk-size-2048", Claims: []string{"DR-6"},
+		What:  "chunks of 2,048 points instead of the source text's 1,024",
+		File:  "impl/collector/chunks.go",
+		Old:   "const ChunkPoints = 1024",
+		New:   "const ChunkPoints = 2048",
+		Tests: "^TestDR6_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-prune-point-by-point", Claims: []string{"DR-10"},
+		What: "prune partitions point by point under the write lock, rebuilding every key's kept points instead of splitting its chunks",
+		File: "impl/collector/collector.go",
+		Old:  "\t\td, k, _ := s.split(cut)\n",
+		New: "\t\tvar d, k series\n" +
+			"\t\tfor ch := s.head; ch != nil; ch = ch.next {\n" +
+			"\t\t\tfor _, p := range ch.pts {\n" +
+			"\t\t\t\tif drainedTS(p.TS, cut) {\n" +
+			"\t\t\t\t\td.points++\n" +
+			"\t\t\t\t} else {\n" +
+			"\t\t\t\t\tk.add(p)\n" +
+			"\t\t\t\t}\n" +
+			"\t\t\t}\n" +
+			"\t\t}\n",
+		Tests: "^TestDR10_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-aggregate-dimension-dropped", Claims: []string{"DR-11"},
+		What:  "the bucket index is not reset per key, so a key's points are summed into the bucket of an earlier key with the same start: keys that differ only in a dimension merge",
+		File:  "impl/collector/aggregate.go",
+		Old:   "\t\tclear(index)\n",
+		New:   "",
+		Tests: "^TestDR11_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-aggregate-point-summed-twice", Claims: []string{"DR-11"},
+		What:  "a bucket opens with its first point's value as its sum and then adds the point again",
+		File:  "impl/collector/aggregate.go",
+		Old:   "Min: p.Value, Max: p.Value})",
+		New:   "Sum: p.Value, Min: p.Value, Max: p.Value})",
+		Tests: "^TestDR11_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-worker-error-not-counted", Claims: []string{"DR-9"},
@@ -101,6 +156,7 @@ var drMutants = []Mutant{
 		Old:   "\tw.errs.With(\"metrics_flush\").Inc() // DR-9: counted for this cycle; the loop goes on\n",
 		New:   "",
 		Tests: "^TestDR9_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-worker-stops-after-failure", Claims: []string{"DR-9"},
@@ -109,6 +165,7 @@ var drMutants = []Mutant{
 		Old:   "\tw.logf(\"metrics flush: drain failed: %v\", err)\n",
 		New:   "\tw.logf(\"metrics flush: drain failed: %v\", err)\n\tw.cancel() // a failed drain stops the worker\n",
 		Tests: "^TestDR9_",
+		Pkg:   "./scenarios/dr",
 	},
 	{
 		ID: "dr-worker-panic-escapes", Claims: []string{"DR-9"},
@@ -117,5 +174,24 @@ var drMutants = []Mutant{
 		Old:   "if p := recover(); p != nil {",
 		New:   "if p := any(nil); p != nil {",
 		Tests: "^TestDR9_",
+		Pkg:   "./scenarios/dr",
 	},
+}
+
+// drSites are where impl encodes the DR bounds of the claims table.
+var drSites = []Site{
+	// The chunk size, and the comparison that closes a full chunk.
+	{Claim: "DR-6", Bound: "chunk points", File: "impl/collector/chunks.go",
+		Old: "const ChunkPoints = 1024", Literal: "1024", Tests: "^TestDR6_", Pkg: "./scenarios/dr"},
+	{Claim: "DR-6", Bound: "chunk points", File: "impl/collector/chunks.go",
+		Old:     "if t == nil || len(t.pts) >= ChunkPoints {",
+		Lenient: "if t == nil || len(t.pts) > ChunkPoints {", Tests: "^TestDR6_", Pkg: "./scenarios/dr"},
+	// A prune copies at most one straddling chunk per key: a wider chunk
+	// is a wider copy.
+	{Claim: "DR-10", Bound: "copied per key", File: "impl/collector/chunks.go",
+		Old: "const ChunkPoints = 1024", Literal: "1024", Tests: "^TestDR10_", Pkg: "./scenarios/dr"},
+	// The cutoff rule: a point at the cutoff is kept.
+	{Claim: "DR-1", Bound: "points on the wrong side of the cutoff", File: "impl/collector/chunks.go",
+		Old:     "return ts < cutoff // DR-1: drained iff TS < cutoff",
+		Lenient: "return ts <= cutoff // DR-1: drained iff TS < cutoff", Tests: "^TestDR1_", Pkg: "./scenarios/dr"},
 }

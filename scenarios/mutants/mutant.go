@@ -1,4 +1,4 @@
-package audit
+package mutants
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
 
 // Mutant is a small, realistic change to one production file: Old must occur
@@ -18,12 +20,23 @@ type Mutant struct {
 	File   string   // relative to the module root
 	Old    string
 	New    string
-	// Tests is the -run pattern of the checks that must catch it.
+	// Tests is the -run pattern of the checks that must catch it, in Pkg
+	// (the claim family's test package, "./scenarios/oc").
 	Tests string
+	Pkg   string
+	// Kind is KindCatalogue for a hand-written mutant, KindTolerance for
+	// one derived from the claims table (tolerance.go).
+	Kind string
 	// Seeds is the seed budget within which it must be caught (0: the
 	// audit's default).
 	Seeds int
 }
+
+// Mutant kinds, as audit.json reports them.
+const (
+	KindCatalogue = "catalogue"
+	KindTolerance = "tolerance"
+)
 
 // Apply writes the mutated file and an overlay description into dir and
 // returns the overlay's path. A snippet that does not occur exactly once is
@@ -69,9 +82,9 @@ func (m Mutant) Apply(root, dir string) (string, error) {
 
 // Validate checks the catalogue's shape: unique IDs, known claims, a test
 // pattern, and a real change.
-func Validate(ms []Mutant, claims []Claim) error {
+func Validate(ms []Mutant, cs []claims.Claim) error {
 	known := map[string]bool{}
-	for _, c := range claims {
+	for _, c := range cs {
 		known[c.ID] = true
 	}
 	ids := map[string]bool{}
@@ -83,6 +96,8 @@ func Validate(ms []Mutant, claims []Claim) error {
 			return fmt.Errorf("mutant %s: names no claim", m.ID)
 		case m.Tests == "":
 			return fmt.Errorf("mutant %s: no test pattern", m.ID)
+		case !strings.HasPrefix(m.Pkg, "./scenarios/"):
+			return fmt.Errorf("mutant %s: its checks' package %q is not a claim family under ./scenarios/", m.ID, m.Pkg)
 		case m.Old == "" || m.Old == m.New:
 			return fmt.Errorf("mutant %s: no change", m.ID)
 		}

@@ -1,9 +1,9 @@
-package audit
+package mutants
 
 // twMutants are the timer-wheel and inactivity-cop mutants (TW-*). Each
 // claim has at least one, those marked "—" in CLAIMS.md included; the
-// scenario tests are in scenarios/tw_*_test.go and their world in
-// scenarios/netsim.
+// claim checks are in scenarios/tw (doc.go lists them), their world in
+// scenarios/world/netthreads and their checkers in checks/timeouts.go.
 var twMutants = []Mutant{
 	{
 		ID: "tw1-shorten-without-rearm", Claims: []string{"TW-1", "TW-7"},
@@ -12,6 +12,7 @@ var twMutants = []Mutant{
 		Old:   "p.rearm(c) // TW-1: the new inactivity deadline may be earlier than the wheel's",
 		New:   "if !c.timer.Scheduled() { // a scheduled connection keeps its wheel deadline\n\t\tp.rearm(c)\n\t}",
 		Tests: "^TestTW(1|7)_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw2-rearm-one-tick-late", Claims: []string{"TW-2"},
@@ -20,6 +21,7 @@ var twMutants = []Mutant{
 		Old:   "e.at = real // TW-1: re-arm at the real deadline, never later",
 		New:   "e.at = real.Add(w.tick) // a tick of slack",
 		Tests: "^TestTW2_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw2-fire-at-deadline", Claims: []string{"TW-2"},
@@ -28,6 +30,7 @@ var twMutants = []Mutant{
 		Old:   "return deadline.Before(now) // TW-2: a deadline has passed only once now is strictly after it",
 		New:   "return !deadline.After(now) // passed at the deadline itself",
 		Tests: "^TestTW2_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw3-scan-all-buckets", Claims: []string{"TW-3"},
@@ -36,6 +39,7 @@ var twMutants = []Mutant{
 		Old:   "last := w.lastBegun(now) // TW-3: only buckets whose tick has begun",
 		New:   "last := w.cursor + w.mask // the whole ring, every pass",
 		Tests: "^TestTW3_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw4-continue-next-tick", Claims: []string{"TW-4"},
@@ -44,6 +48,16 @@ var twMutants = []Mutant{
 		Old:   "wait = h.cfg.Continuation // TW-4: an exhausted pass continues 1 ms later",
 		New:   "wait = h.untilNextTick(h.r.Now())",
 		Tests: "^TestTW4_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw4-continuation-1.2ms", Claims: []string{"TW-4"},
+		What:  "an exhausted pass continues 1.2 ms later instead of 1 ms",
+		File:  "impl/inactivitycop/config.go",
+		Old:   "DefaultContinuation = time.Millisecond",
+		New:   "DefaultContinuation = 1200 * time.Microsecond",
+		Tests: "^TestTW4_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw5-no-fast-forward", Claims: []string{"TW-5"},
@@ -52,6 +66,7 @@ var twMutants = []Mutant{
 		Old:   "w.cursor = last - ring + 1 // TW-5: a jump longer than the ring fast-forwards",
 		New:   "_ = ring // walk every missed tick",
 		Tests: "^TestTW5_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw6-schedule-without-cancel", Claims: []string{"TW-6"},
@@ -60,6 +75,7 @@ var twMutants = []Mutant{
 		Old:   "e.unlink() // TW-6: schedule cancels first",
 		New:   "// the caller cancels first",
 		Tests: "^TestTW6_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw6-cancel-keeps-wheel", Claims: []string{"TW-6"},
@@ -68,6 +84,7 @@ var twMutants = []Mutant{
 		Old:   "e.prev, e.next, e.w = nil, nil, nil",
 		New:   "e.prev, e.next = nil, nil // e.w kept",
 		Tests: "^TestTW6_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw7-audit-disabled", Claims: []string{"TW-7"},
@@ -76,6 +93,7 @@ var twMutants = []Mutant{
 		Old:   "if p.cfg.Audit { // TW-7: the opt-in audit",
 		New:   "if false { // the audit never runs",
 		Tests: "^TestTW7_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw8-fired-counts-connections", Claims: []string{"TW-8"},
@@ -84,6 +102,7 @@ var twMutants = []Mutant{
 		Old:   "Fired:     len(p.timeouts),",
 		New:   "Fired:     wp.Fired, // connections",
 		Tests: "^TestTW8_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw8-visited-counts-fired", Claims: []string{"TW-8"},
@@ -92,6 +111,7 @@ var twMutants = []Mutant{
 		Old:   "m.Visited.Add(int64(r.Visited))",
 		New:   "m.Visited.Add(int64(r.Fired))",
 		Tests: "^TestTW8_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw8-pass-max-keeps-last", Claims: []string{"TW-8"},
@@ -100,6 +120,25 @@ var twMutants = []Mutant{
 		Old:   "m.PassMaxUS.SetMax(us)",
 		New:   "m.PassMaxUS.Set(us)",
 		Tests: "^TestTW8_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw8-counter-unregistered", Claims: []string{"TW-8"},
+		What:  "inactivity_cop_budget_exhausted is counted but never registered: the exporter does not show it",
+		File:  "impl/inactivitycop/metrics.go",
+		Old:   "\tr.Counter(\"inactivity_cop_budget_exhausted\", \"Cop passes that stopped at the budget and continued 1 ms later.\", &m.BudgetExhausted)\n",
+		New:   "",
+		Tests: "^TestTW8_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw8-counter-renamed", Claims: []string{"TW-8"},
+		What:  "inactivity_cop_fired is registered under another name (inactivity_cop_fired_total)",
+		File:  "impl/inactivitycop/metrics.go",
+		Old:   "r.Counter(\"inactivity_cop_fired\",",
+		New:   "r.Counter(\"inactivity_cop_fired_total\",",
+		Tests: "^TestTW8_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw9-scan-all-buckets", Claims: []string{"TW-9"},
@@ -108,6 +147,7 @@ var twMutants = []Mutant{
 		Old:   "last := w.lastBegun(now) // TW-3: only buckets whose tick has begun",
 		New:   "last := w.cursor + w.mask // the whole ring, every pass",
 		Tests: "^TestTW9_",
+		Pkg:   "./scenarios/tw",
 	},
 	{
 		ID: "tw9-audit-on-by-default", Claims: []string{"TW-9"},
@@ -116,5 +156,66 @@ var twMutants = []Mutant{
 		Old:   "Continuation: DefaultContinuation,",
 		New:   "Continuation: DefaultContinuation,\n\t\tAudit:        true, // the debug audit left on",
 		Tests: "^TestTW9_",
+		Pkg:   "./scenarios/tw",
 	},
+	{
+		ID: "tw10-evict-without-event", Claims: []string{"TW-10"},
+		What:  "a full queue evicts a connection without reporting it: its handler never gets the timeout",
+		File:  "impl/inactivitycop/handler.go",
+		Old:   "h.onTimeout(*evicted) // TW-10: the evicted connection's handler gets exactly one timeout",
+		New:   "_ = evicted // evicted silently",
+		Tests: "^TestTW10_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw10-evict-left-in-wheel", Claims: []string{"TW-10"},
+		What:  "an evicted connection is reported but only taken out of the queue: it stays armed in the wheel and fires again later",
+		File:  "impl/inactivitycop/cop.go",
+		Old:   "p.Close(c) // TW-10: an evicted connection leaves the queue and the wheel, so it never fires again",
+		New:   "p.unqueue(c) // out of the queue only: still armed in the wheel",
+		Tests: "^TestTW10_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw10-evict-newest", Claims: []string{"TW-10"},
+		What:  "a full queue evicts the most recently active connection instead of the least",
+		File:  "impl/inactivitycop/cop.go",
+		Old:   "c := p.oldest\n\tp.m.Evicted.Inc()",
+		New:   "c := p.newest\n\tp.m.Evicted.Inc()",
+		Tests: "^TestTW10_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw10-activity-ignored", Claims: []string{"TW-10"},
+		What:  "activity does not move a connection in the queue: evictions follow the opening order, not the documented least recently active",
+		File:  "impl/inactivitycop/cop.go",
+		Old:   "if c != p.newest { // the most recently active connection is evicted last (TW-10)",
+		New:   "if false { // activity leaves the queue alone",
+		Tests: "^TestTW10_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
+		ID: "tw10-eviction-uncounted", Claims: []string{"TW-10"},
+		What:  "evictions are reported but not counted in inactivity_cop_evicted",
+		File:  "impl/inactivitycop/cop.go",
+		Old:   "p.m.Evicted.Inc()",
+		New:   "// not counted",
+		Tests: "^TestTW10_",
+		Pkg:   "./scenarios/tw",
+	},
+}
+
+// twSites are where impl encodes the TW bounds of the claims table: the
+// tick and the strict comparison that decides "passed" (TW-2), the
+// per-pass budget and the continuation (TW-4).
+var twSites = []Site{
+	{Claim: "TW-2", Bound: "tick", File: "impl/timerwheel/wheel.go",
+		Old: "DefaultTick = time.Second", Literal: "time.Second", Tests: "^TestTW2_", Pkg: "./scenarios/tw"},
+	{Claim: "TW-2", Bound: "tick", File: "impl/timerwheel/expire.go",
+		Old:     "return deadline.Before(now) // TW-2: a deadline has passed only once now is strictly after it",
+		Lenient: "return !deadline.After(now) // TW-2: a deadline has passed only once now is strictly after it", Tests: "^TestTW2_", Pkg: "./scenarios/tw"},
+	{Claim: "TW-4", Bound: "budget", File: "impl/inactivitycop/config.go",
+		Old: "DefaultBudget = 4096", Literal: "4096", Tests: "^TestTW4_", Pkg: "./scenarios/tw"},
+	{Claim: "TW-4", Bound: "continuation", File: "impl/inactivitycop/config.go",
+		Old: "DefaultContinuation = time.Millisecond", Literal: "time.Millisecond", Tests: "^TestTW4_", Pkg: "./scenarios/tw"},
 }

@@ -1,9 +1,20 @@
 // Command audit runs every claim's check over a number of seeds and every
 // mutant, prints the claims table, writes out/audit.json, out/AUDIT.md and
 // out/charts/, and exits non-zero when a claim does not have its expected
-// verdict, a claim is not checked, or a mutant survives or cannot be applied.
+// verdict, a claim is not checked, a tight bound is not reached, a probe is
+// not reached, a proof fails, or a mutant survives or cannot be applied.
 //
 //	go run ./scenarios/cmd/audit -seeds 50 -mutant-seeds 50
+//
+// A sweep can be split into shards, each run on its own machine, and merged:
+//
+//	go run ./scenarios/cmd/audit -seeds 200 -shard 0/4 -out out/shard0   # ... 1/4, 2/4, 3/4
+//	go run ./scenarios/cmd/audit merge -out out out/shard0 out/shard1 out/shard2 out/shard3
+//
+// A shard runs its slice of every claim check's seeds and every n-th
+// mutant; merge judges the union exactly as one unsharded run would, and
+// refuses shards of different commits, claims or settings, or a missing or
+// doubled slice.
 package main
 
 import (
@@ -18,65 +29,163 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/scenarios/audit"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 func main() {
-	seeds := flag.Int("seeds", 50, "seeds per scenario test")
+	if len(os.Args) > 1 && os.Args[1] == "merge" {
+		os.Exit(mergeMain(os.Args[2:]))
+	}
+	seeds := flag.Int("seeds", 50, "seeds per claim check")
 	mutantSeeds := flag.Int("mutant-seeds", 50, "seed budget per mutant")
 	out := flag.String("out", "out", "output directory")
-	run := flag.String("run", "^Test", "-run pattern of the scenario tests")
-	mutants := flag.Bool("mutants", true, "run the mutants")
+	run := flag.String("run", "^Test", "-run pattern of the claim checks")
+	withMutants := flag.Bool("mutants", true, "run the mutants")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
 	parallel := flag.Int("j", 2, "mutants built and run at once")
 	timeout := flag.Duration("timeout", 30*time.Minute, "limit per go test process")
+	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
 	flag.Parse()
-	if *seeds <= 0 || *mutantSeeds <= 0 || *parallel <= 0 || *timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "audit: -seeds, -mutant-seeds, -j and -timeout must be positive")
+	for _, f := range []struct {
+		name string
+		bad  bool
+		v    any
+	}{{"-seeds", *seeds <= 0, *seeds}, {"-mutant-seeds", *mutantSeeds <= 0, *mutantSeeds}, {"-j", *parallel <= 0, *parallel}, {"-timeout", *timeout <= 0, *timeout}} {
+		if f.bad {
+			fmt.Fprintf(os.Stderr, "audit: %s must be positive, got %v\n", f.name, f.v)
+			os.Exit(2)
+		}
+	}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "audit: unexpected arguments %q (flags only, or the merge subcommand; see -h)\n", flag.Args())
 		os.Exit(2)
 	}
-	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *mutants, *only, *parallel, *timeout); err != nil {
+	var shard *simtest.Shard
+	if *shardFlag != "" {
+		sh, err := simtest.ParseShard(*shardFlag)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "audit: -shard: %v\n", err)
+			os.Exit(2)
+		}
+		shard = &sh
+	}
+	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	root, err := moduleRoot()
-	if err != nil {
-		return err
+// setup is what both the audit and the merge need.
+type setup struct {
+	root string
+	cs   []claims.Claim
+	ms   []mutants.Mutant
+	pkgs []string
+}
+
+func load() (setup, error) {
+	var st setup
+	var err error
+	if st.root, err = moduleRoot(); err != nil {
+		return st, err
 	}
-	cs, err := audit.Claims()
-	if err != nil {
-		return err
+	if st.cs, err = claims.Claims(); err != nil {
+		return st, err
 	}
-	ms := audit.Mutants()
-	if err := audit.Validate(ms, cs); err != nil {
-		return err
+	if st.ms, err = mutants.Everything(); err != nil {
+		return st, err
 	}
-	if only != "" {
-		want := strings.Split(only, ",")
-		ms = slices.DeleteFunc(ms, func(m audit.Mutant) bool { return !slices.Contains(want, m.ID) })
-		if len(ms) == 0 {
-			return fmt.Errorf("-only %q matches no mutant", only)
+	if err := mutants.Validate(st.ms, st.cs); err != nil {
+		return st, err
+	}
+	for _, p := range audit.Families {
+		if _, err := os.Stat(filepath.Join(st.root, p)); err == nil {
+			st.pkgs = append(st.pkgs, p)
 		}
 	}
+	return st, nil
+}
+
+func absOut(root, out string) string {
 	if !filepath.IsAbs(out) {
-		out = filepath.Join(root, out)
+		return filepath.Join(root, out)
 	}
-	r := audit.Runner{Root: root, Out: out, Pkgs: []string{"./scenarios"}, Log: os.Stdout, Timeout: timeout}
+	return out
+}
+
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	st, err := load()
+	if err != nil {
+		return err
+	}
+	ms := st.ms
+	if only != "" {
+		want := strings.Split(only, ",")
+		for _, id := range want {
+			if !slices.ContainsFunc(ms, func(m mutants.Mutant) bool { return m.ID == id }) {
+				return fmt.Errorf("-only: no mutant %q (go test ./scenarios/mutants -run TestEveryMutantAppliesExactlyOnce -v lists them)", id)
+			}
+		}
+		ms = slices.DeleteFunc(ms, func(m mutants.Mutant) bool { return !slices.Contains(want, m.ID) })
+	}
+	out = absOut(st.root, out)
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout}
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	if shard != nil {
+		samples := filepath.Join(out, "shard-samples")
+		if err := os.RemoveAll(samples); err != nil {
+			return err
+		}
+		r.Env = map[string]string{"WINDTUNNEL_SIM_SHARD": shard.String(), "WINDTUNNEL_SHARD_OUT": samples}
+		var mine []mutants.Mutant
+		for i, m := range ms {
+			if audit.ShardMutant(i, *shard) {
+				mine = append(mine, m)
+			}
+		}
+		ms = mine
+	}
 	start := time.Now()
-	fmt.Printf("audit: running the claim checks over %d seeds each\n", seeds)
+	fmt.Printf("audit: running the claim checks over %d seeds each%s\n", seeds, shardNote(shard))
 	recs, err := r.RunClaims(ctx, run, seeds)
 	if err != nil {
 		return err
 	}
-	rep := &audit.Report{Commit: audit.Commit(root), Seeds: seeds, Claims: audit.Merge(cs, recs), Proofs: audit.Proofs(recs)}
+	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs)}
 	if withMutants {
 		fmt.Printf("audit: running %d mutants (%d at a time, %d seeds each)\n", len(ms), parallel, mutantSeeds)
 		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel)
 	}
+	if shard != nil {
+		meta := audit.ShardMeta{Commit: rep.Commit, ClaimsHash: audit.ClaimsHash(), Shard: shard.String(), Seeds: seeds,
+			MutantSeeds: mutantSeeds, Mutants: rep.Mutants, MutantIDs: ids}
+		if !withMutants {
+			meta.MutantIDs = nil
+		}
+		if err := audit.WriteShardMeta(out, meta); err != nil {
+			return err
+		}
+		fmt.Printf("audit: shard %s written to %s in %v; combine the shards with: go run ./scenarios/cmd/audit merge -out DIR SHARD_DIRS...\n", shard, out, time.Since(start).Round(time.Second))
+		return nil
+	}
+	return finish(out, rep, start)
+}
+
+func shardNote(shard *simtest.Shard) string {
+	if shard == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (shard %s)", shard)
+}
+
+func finish(out string, rep *audit.Report, start time.Time) error {
 	audit.Judge(rep)
 	fmt.Println()
 	if err := audit.WriteTable(os.Stdout, rep); err != nil {
@@ -90,6 +199,63 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return fmt.Errorf("%d problem(s)", len(rep.Problems))
 	}
 	return nil
+}
+
+// mergeMain combines shards into one audit.
+func mergeMain(args []string) int {
+	fs := flag.NewFlagSet("audit merge", flag.ContinueOnError)
+	out := fs.String("out", "out", "output directory of the merged audit")
+	timeout := fs.Duration("timeout", 30*time.Minute, "limit per go test process")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "audit merge: name the shard directories: audit merge -out DIR SHARD_DIR...")
+		return 2
+	}
+	if err := merge(*out, fs.Args(), *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "audit merge:", err)
+		return 1
+	}
+	return 0
+}
+
+func merge(out string, dirs []string, timeout time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	st, err := load()
+	if err != nil {
+		return err
+	}
+	for i, d := range dirs {
+		dirs[i] = absOut(st.root, d)
+	}
+	metas, muts, err := audit.ReadShards(dirs)
+	if err != nil {
+		return err
+	}
+	if here := audit.Commit(st.root); metas[0].Commit != here {
+		return fmt.Errorf("the shards are from commit %s, this checkout is %s: merge on the commit that ran them", metas[0].Commit, here)
+	}
+	if metas[0].ClaimsHash != audit.ClaimsHash() {
+		return fmt.Errorf("the shards judged another CLAIMS.md than this checkout's")
+	}
+	var samples []string
+	for _, d := range dirs {
+		samples = append(samples, filepath.Join(d, "shard-samples"))
+	}
+	out = absOut(st.root, out)
+	start := time.Now()
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout,
+		Env: map[string]string{"WINDTUNNEL_SHARD_MERGE": strings.Join(samples, ",")}}
+	fmt.Printf("audit merge: judging %d shards of %d seeds per claim check\n", len(dirs), metas[0].Seeds)
+	recs, err := r.RunClaims(ctx, "^Test", metas[0].Seeds)
+	if err != nil {
+		return err
+	}
+	rep := &audit.Report{Commit: metas[0].Commit, Seeds: metas[0].Seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs),
+		Probes: audit.ProbesOf(recs), Mutants: muts}
+	return finish(out, rep, start)
 }
 
 func moduleRoot() (string, error) {

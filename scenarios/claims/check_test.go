@@ -1,0 +1,110 @@
+package claims
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// The fixtures run in a child process (WINDTUNNEL_CLAIMS_FIXTURE set): the
+// tests below check the records a declared claim check files and whether
+// it fails.
+
+// toyAge is a world with one figure: an answer served ageMs after a fill,
+// for every multiple of 10 ms up to limit.
+func toyAge(s *sim.Sim, limit time.Duration, probe bool) (Sample, error) {
+	var smp Sample
+	for at := time.Duration(0); at <= limit; at += 5 * time.Millisecond {
+		_ = s.Sleep(context.Background(), 5*time.Millisecond)
+		smp.Observe(at.Seconds(), func() string { return fmt.Sprintf("served %v after the fill", at) })
+	}
+	if probe {
+		s.Probe("toy/served-late")
+	}
+	return smp, nil
+}
+
+func TestFixtureCheck(t *testing.T) {
+	mode := os.Getenv("WINDTUNNEL_CLAIMS_FIXTURE")
+	if mode == "" {
+		t.Skip("fixture: run by TestDeclaredChecks in a child process")
+	}
+	limit := map[string]time.Duration{"holds": 995 * time.Millisecond, "loose": 500 * time.Millisecond,
+		"broken": time.Second, "noprobe": 995 * time.Millisecond}[mode]
+	Run(t, Check[Sample]{
+		Claim: "OC-2", Bound: "open set max age", Seeds: 3,
+		Fly: func(s *sim.Sim, b Bound) (Sample, error) {
+			if b.Duration() != time.Second {
+				return Sample{}, fmt.Errorf("the bound did not come from the table: %v", b)
+			}
+			return toyAge(s, limit, mode != "noprobe")
+		},
+		Sample:   func(r Sample) Sample { return r },
+		Measured: func(o Outcome) string { return "worst " + o.WorstText() },
+		Probes:   []Probe{{Name: "toy/served-late", What: "an answer served late", Min: 3}},
+	})
+}
+
+func fixtureRecords(t *testing.T, mode string) ([]Record, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^TestFixtureCheck$", "-test.v")
+	file := filepath.Join(dir, "claims.jsonl")
+	cmd.Env = append(os.Environ(), "WINDTUNNEL_CLAIMS_FIXTURE="+mode, "WINDTUNNEL_CLAIMS="+file, "WINDTUNNEL_SIM_RECORD=false", "WINDTUNNEL_SIM_OUT="+dir)
+	cmd.Dir = dir
+	out, runErr := cmd.CombinedOutput()
+	recs, err := Read(file)
+	require.NoError(t, err, string(out))
+	require.Len(t, recs, 1, string(out))
+	return recs, string(out), runErr
+}
+
+func TestDeclaredChecks(t *testing.T) {
+	recs, out, err := fixtureRecords(t, "holds")
+	require.NoError(t, err, out)
+	r := recs[0]
+	assert.Equal(t, Holds, r.Verdict)
+	assert.Equal(t, "worst 995ms", r.Measured, "computed from the measured figure")
+	assert.Equal(t, "< 1s", r.Bound)
+	assert.Equal(t, 1.0, r.BoundValue)
+	require.NotNil(t, r.Tightness)
+	assert.InDelta(t, 0.995, *r.Tightness, 1e-9)
+	assert.Equal(t, 3, r.Seeds)
+	require.Len(t, r.Probes, 1)
+	assert.Equal(t, int64(3), r.Probes[0].Count)
+	assert.Equal(t, 3, r.Probes[0].Seeds)
+	require.NotNil(t, r.Hist)
+	assert.Equal(t, int64(3*200), r.Hist.Total(), "one value per observation, each seed once")
+	assert.True(t, strings.HasPrefix(r.Witness, "seed 0x"), r.Witness)
+	_ = out
+
+	// A check that stops short of its bound cannot tell it from a wider one.
+	recs, out, err = fixtureRecords(t, "loose")
+	require.Error(t, err, out)
+	assert.Equal(t, Violated, recs[0].Verdict)
+	assert.Contains(t, out, "reached only 0.5000 of its bound")
+
+	// A figure at the bound of a half-open window is outside it.
+	recs, out, err = fixtureRecords(t, "broken")
+	require.Error(t, err, out)
+	assert.Equal(t, Violated, recs[0].Verdict)
+	assert.Contains(t, out, "worst 1s breaks the bound < 1s")
+
+	// Seeds that never reach a required probe fail the check.
+	recs, out, err = fixtureRecords(t, "noprobe")
+	require.Error(t, err, out)
+	assert.Equal(t, Violated, recs[0].Verdict)
+	assert.Contains(t, out, "probe toy/served-late (an answer served late) reached 0 times in 3 seeds")
+}

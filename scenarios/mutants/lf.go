@@ -1,0 +1,134 @@
+package mutants
+
+// lfMutants are the log-filter mutants (LF-*), in impl/logfilter; their
+// checks are in scenarios/lf.
+var lfMutants = []Mutant{
+	{
+		// IsPlain has no bracket check of its own: brackets and braces
+		// fail the target check. Weakening that check to "non-empty" lets
+		// span and field directives through.
+		ID: "lf-span-directive-plain", Claims: []string{"LF-1"},
+		What:  "a span or field directive is classified as plain: the router checks only that a target is non-empty",
+		File:  "impl/logfilter/classify.go",
+		Old:   "if !ok || !validTarget(target) {",
+		New:   "if !ok || target == \"\" {",
+		Tests: "^TestLF1_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-whitespace-not-trimmed", Claims: []string{"LF-1"},
+		What:  "the router does not trim segments, so plain lists with whitespace around a segment stay span-aware",
+		File:  "impl/logfilter/classify.go",
+		Old:   "\t\tseg = strings.TrimSpace(seg)\n",
+		New:   "",
+		Tests: "^TestLF1_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-target-prefix-without-boundary", Claims: []string{"LF-2"},
+		What:  "a target directive covers every target it is a string prefix of (buzz_relay covers buzz_relayer): no segment boundary",
+		File:  "impl/logfilter/target.go",
+		Old:   "\trest := target[len(rule):]\n\treturn rest == \"\" || strings.HasPrefix(rest, \"::\")",
+		New:   "\treturn true // a raw string prefix, as tracing compares",
+		Tests: "^TestLF2_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-table-level-off-by-one", Claims: []string{"LF-2"},
+		What:  "the target table drops events exactly at a directive's level (> instead of >=)",
+		File:  "impl/logfilter/targets.go",
+		Old:   "return min != LevelOff && level >= min",
+		New:   "return min != LevelOff && level > min",
+		Tests: "^TestLF2_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-span-aware-level-off-by-one", Claims: []string{"LF-2"},
+		What:  "the span-aware filter's static directives drop events exactly at their level (> instead of >=)",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "\treturn level >= min\n}",
+		New:   "\treturn level > min\n}",
+		Tests: "^TestLF2_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-empty-level-to-target-table", Claims: []string{"LF-3"},
+		What:  "an empty level (target=) counts as plain and is routed to the target table, which reads it as ERROR",
+		File:  "impl/logfilter/classify.go",
+		Old:   "if _, ok := parseLevel(lv); !ok {",
+		New:   "if _, ok := parseLevel(lv); !ok && lv != \"\" {",
+		Tests: "^TestLF3_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-span-aware-empty-level-error", Claims: []string{"LF-3"},
+		What:  "the span-aware parser reads an empty level as ERROR, as the target table does, instead of every level",
+		File:  "impl/logfilter/parse.go",
+		Old:   "parser would read ERROR, which is why such lists are not plain.\n\t\td.Level = LevelTrace",
+		New:   "parser would read ERROR, which is why such lists are not plain.\n\t\td.Level = LevelTrace + 16 // ERROR",
+		Tests: "^TestLF3_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-span-scope-ignored", Claims: []string{"LF-4"},
+		What:  "a span directive enables its level everywhere, not only inside matching spans",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "\tif !ok {\n\t\tmin = f.global\n\t}",
+		New:   "\tif !ok {\n\t\tmin = f.global\n\t}\n\tfor _, d := range f.dynamics {\n\t\tif d.Level < min {\n\t\t\tmin = d.Level // the span scope is ignored\n\t\t}\n\t}",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-span-name-prefix", Claims: []string{"LF-4"},
+		What:  "a span directive matches spans whose name starts with its name ([conn] selects connection spans)",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "if d.Span != \"\" && d.Span != s.name {",
+		New:   "if d.Span != \"\" && d.Span != s.name[:min(len(s.name), len(d.Span))] {",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-nested-span-forgets-enclosing", Claims: []string{"LF-4"},
+		What:  "a span entered within a conn span keeps only its own directive's level, not the enclosing conn span's",
+		File:  "impl/logfilter/spans.go",
+		Old:   "levels[i] = min(levels[i], parent.levels[i])",
+		New:   "_ = parent.levels[i] // the innermost span alone decides",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-close-keeps-span", Claims: []string{"LF-4"},
+		What:  "closing a span leaves it registered: entering it again after its close still enables its directive's level",
+		File:  "impl/logfilter/spans.go",
+		Old:   "\t\tf.unregister(sp)\n",
+		New:   "\t\t_ = f // the span stays registered\n",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-target-path-read-lock", Claims: []string{"LF-5"},
+		What:  "the target path keeps a span registry under a read/write lock anyway: every span enter and exit takes its read lock",
+		File:  "impl/logfilter/filter.go",
+		Old:   "\tif IsPlain(list) {\n\t\treturn NewTargets(list)\n\t}",
+		New:   "\tif IsPlain(list) {\n\t\tf, err := NewTargets(list)\n\t\tif err == nil {\n\t\t\tif r == nil {\n\t\t\t\tr = rt.Real()\n\t\t\t}\n\t\t\tf.aware = newSpanAware(r, f.directives)\n\t\t}\n\t\treturn f, err\n\t}",
+		Tests: "^TestLF5_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-exit-skips-read-lock", Claims: []string{"LF-5"},
+		What:  "the span-aware filter no longer looks a span up on exit: one read lock per filter per enter, none per exit",
+		File:  "impl/logfilter/spans.go",
+		Old:   "\tfor _, f := range sp.spans.aware {\n\t\tf.lookup(sp)\n\t}\n",
+		New:   "",
+		Tests: "^TestLF5_",
+		Pkg:   "./scenarios/lf",
+	},
+}
+
+// lfSites are where impl/logfilter encodes the LF bounds of the claims
+// table. None: LF-5's counts (0 locks per span enter and exit on the target
+// path, one read lock per span-aware filter) are not literals in the code
+// but what its structure does, so no literal or comparison can be widened;
+// lf-target-path-read-lock and lf-exit-skips-read-lock move each count by
+// one instead.
+var lfSites = []Site{}

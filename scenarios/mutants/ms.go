@@ -1,0 +1,161 @@
+package mutants
+
+// msMutants are the membership-snapshot mutants (MS-*), in impl/membership;
+// their checks are in scenarios/ms.
+var msMutants = []Mutant{
+	{
+		ID: "ms-per-channel-point-checks", Claims: []string{"MS-1", "MS-11"},
+		What:  "every channel check goes to the database, as before the change",
+		File:  "impl/membership/cache.go",
+		Old:   "return e.contains(channel), nil // MS-1",
+		New:   "return c.pointCheck(ctx, k, channel) // MS-1",
+		Tests: "^TestMS(1|11)_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-expiry-from-load-completion", Claims: []string{"MS-2"},
+		What:  "freshness counts from when the load finished, not from connection checkout",
+		File:  "impl/membership/load.go",
+		Old:   "expiresAt := checkedOutAt.Add(c.cfg.Freshness)",
+		New:   "expiresAt := c.r.Now().Add(c.cfg.Freshness)",
+		Tests: "^TestMS2_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-no-expiry", Claims: []string{"MS-2", "MS-10"},
+		What:  "snapshots never expire",
+		File:  "impl/membership/load.go",
+		Old:   "expiresAt := checkedOutAt.Add(c.cfg.Freshness)",
+		New:   "expiresAt := checkedOutAt.Add(1 << 62)",
+		Tests: "^TestMS(2|10)_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-publish-unconditionally", Claims: []string{"MS-3"},
+		What:  "the unfenced load-then-insert of general-purpose caches: an old load repopulates an invalidated entry",
+		File:  "impl/membership/load.go",
+		Old:   "\tif cur, _ := c.entries.Peek(k, c.r.Now()); cur == e { // MS-3 fence: publish only over our own loading entry\n\t\tc.entries.Put(k, v, v.expiresAt)\n\t}",
+		New:   "\t_ = e\n\tc.entries.Put(k, v, v.expiresAt)",
+		Tests: "^TestMS3_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-fetch-limit-16384", Claims: []string{"MS-4"},
+		What:  "the loader fetches 16,384 IDs, so a truncated list is taken as complete",
+		File:  "impl/membership/load.go",
+		Old:   "c.cfg.MaxSnapshotIDs+1) // MS-4",
+		New:   "c.cfg.MaxSnapshotIDs) // MS-4",
+		Tests: "^TestMS4_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-no-recheck-after-lock", Claims: []string{"MS-5"},
+		What:  "waiters load again after acquiring the user lock instead of rechecking",
+		File:  "impl/membership/cache.go",
+		Old:   "stillLoading := c.current(k) == e",
+		New:   "stillLoading := true",
+		Tests: "^TestMS5_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-timeout-denies", Claims: []string{"MS-6"},
+		What:  "a lock-wait timeout answers from nothing (denies) instead of a point check",
+		File:  "impl/membership/cache.go",
+		Old:   "return c.pointCheck(ctx, k, channel) // MS-6",
+		New:   "return false, nil // MS-6",
+		Tests: "^TestMS6_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-error-cached-as-empty", Claims: []string{"MS-7"},
+		What:  "a failed read is cached as an empty snapshot",
+		File:  "impl/membership/load.go",
+		Old:   "return nil, time.Time{}, fmt.Errorf(\"membership: load: %w\", err)",
+		New:   "return nil, checkedOutAt, nil",
+		Tests: "^TestMS7_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-lock-kept-on-cancel", Claims: []string{"MS-7"},
+		What:  "a cancelled or failed load does not release the user lock",
+		File:  "impl/membership/load.go",
+		Old:   "\t\te.lock.Unlock() // MS-7",
+		New:   "\t\t// lock kept // MS-7",
+		Tests: "^TestMS7_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-weigher-ignores-payload", Claims: []string{"MS-8"},
+		What:  "the weigher counts bookkeeping only, not the IDs",
+		File:  "impl/membership/entry.go",
+		Old:   "w := int64(EntryOverheadBytes) + int64(ids)*authz.IDSize",
+		New:   "w := int64(EntryOverheadBytes) + 0*int64(ids)*authz.IDSize",
+		Tests: "^TestMS8_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-invalidation-by-channel", Claims: []string{"MS-9"},
+		What:  "a membership invalidation drops entries holding the channel instead of the user's entry",
+		File:  "impl/membership/invalidate.go",
+		Old:   "c.entries.Remove(key{m.CommunityID, m.UserID})",
+		New:   "c.entries.RemoveIf(func(_ key, e *entry) bool { return e.contains(m.ChannelID) })",
+		Tests: "^TestMS9_",
+		Pkg:   "./scenarios/ms",
+	},
+}
+
+// msSites are where impl/membership (and the wcache under it) encodes the
+// MS bounds.
+var msSites = []Site{
+	{Claim: "MS-2", Bound: "freshness", File: "impl/membership/config.go",
+		Old: "DefaultFreshness = 10 * time.Second", Literal: "10 * time.Second", Tests: "^TestMS2_", Pkg: "./scenarios/ms"},
+	{Claim: "MS-2", Bound: "freshness", File: "impl/wcache/wcache.go",
+		Old: "\tif !now.Before(n.expiresAt) {\n\t\tc.unlink(n)", Lenient: "\tif now.After(n.expiresAt) {\n\t\tc.unlink(n)", Tests: "^TestMS2_", Pkg: "./scenarios/ms"},
+	{Claim: "MS-10", Bound: "freshness", File: "impl/membership/config.go",
+		Old: "DefaultFreshness = 10 * time.Second", Literal: "10 * time.Second", Tests: "^TestMS10_", Pkg: "./scenarios/ms"},
+	{Claim: "MS-4", Bound: "snapshot ids", File: "impl/membership/config.go",
+		Old: "DefaultMaxSnapshotIDs = 16384", Literal: "16384", Tests: "^TestMS4_", Pkg: "./scenarios/ms"},
+	{Claim: "MS-4", Bound: "fetch ids", File: "impl/membership/load.go",
+		Old: "c.cfg.MaxSnapshotIDs+1) // MS-4", Literal: "c.cfg.MaxSnapshotIDs+1", Tests: "^TestMS4_", Pkg: "./scenarios/ms"},
+	{Claim: "MS-8", Bound: "budget", File: "impl/membership/config.go",
+		Old: "DefaultBudgetBytes = 64 << 20", Literal: "64 << 20", Tests: "^TestMS8_", Pkg: "./scenarios/ms"},
+}
+
+// msRareMutants are wrong only in an interleaving a random workload seldom
+// produces: a second load of the same user that starts after an
+// invalidation while the first is still in flight (the ABA on the loading
+// entry).
+var msRareMutants = []Mutant{
+	{
+		ID: "ms-fence-accepts-any-loading-entry", Claims: []string{"MS-3"},
+		What:  "the fence publishes over any loading entry, not only the loader's own: an old load overwrites a newer load's entry after an invalidation",
+		File:  "impl/membership/load.go",
+		Old:   "if cur, _ := c.entries.Peek(k, c.r.Now()); cur == e { // MS-3 fence: publish only over our own loading entry",
+		New:   "if cur, _ := c.entries.Peek(k, c.r.Now()); cur != nil && cur.kind == Loading { // MS-3 fence: publish only over our own loading entry",
+		Tests: "^TestMS3_",
+		Pkg:   "./scenarios/ms",
+	},
+}
+
+// msNewMutants serve the claims added with the rest of the source text
+// (MS-12, MS-13).
+var msNewMutants = []Mutant{
+	{
+		ID: "ms-subscription-trusts-cached-denial", Claims: []string{"MS-12"},
+		What:  "an explicit subscription trusts the cached snapshot's denial instead of confirming it against the database",
+		File:  "impl/membership/subscribe.go",
+		Old:   "\tif err != nil || ok {\n\t\treturn ok, err\n\t}\n\tc.m.confirms.Inc()",
+		New:   "\treturn ok, err // the snapshot's denial is trusted\n\tc.m.confirms.Inc()",
+		Tests: "^TestMS12_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		ID: "ms-hit-builds-wait-context", Claims: []string{"MS-13"},
+		What:  "every check builds its lock-wait context up front, so a hit allocates",
+		File:  "impl/membership/cache.go",
+		Old:   "\tvar waitCtx context.Context\n\tvar stopWait context.CancelFunc\n",
+		New:   "\twaitCtx, stopWait := c.r.WithTimeout(ctx, c.cfg.LockWait)\n",
+		Tests: "^TestMS13_",
+		Pkg:   "./scenarios/ms",
+	},
+}

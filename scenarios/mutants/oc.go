@@ -1,0 +1,152 @@
+package mutants
+
+// ocMutants are the accessible-channels mutants (OC-*), in
+// impl/accesschannels; their checks are in scenarios/oc.
+var ocMutants = []Mutant{
+	{
+		ID: "oc-union-drops-open-half", Claims: []string{"OC-1"},
+		What:  "readers with no member channels get nothing, not the open half",
+		File:  "impl/accesschannels/cache.go",
+		Old:   "\topen, err = c.openHalf(ctx, key{community: community})",
+		New:   "\tif len(member) == 0 {\n\t\treturn nil, nil, nil // no memberships: nothing to add\n\t}\n\topen, err = c.openHalf(ctx, key{community: community})",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-no-age-check", Claims: []string{"OC-2"},
+		What:  "the open set is served for its whole 10 s TTL: no OPEN_CHANNELS_MAX_AGE check",
+		File:  "impl/accesschannels/open.go",
+		Old:   "fresh := now.Before(e.readStart.Add(c.cfg.MaxAgeOpen))",
+		New:   "fresh := true",
+		Tests: "^TestOC2_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-age-from-fill-completion", Claims: []string{"OC-2", "OC-4"},
+		What:  "the open set's age counts from when the read finished, not when it began",
+		File:  "impl/accesschannels/open.go",
+		Old:   "entry := openEntry{ids: ids, readStart: f.readStart}",
+		New:   "entry := openEntry{ids: ids, readStart: c.r.Now()}",
+		Tests: "^TestOC(2|4)_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-never-cache-open-set", Claims: []string{"OC-3"},
+		What:  "the open set is never cached (the within-window control must notice)",
+		File:  "impl/accesschannels/open.go",
+		Old:   "c.opens.Put(k, entry, now.Add(c.cfg.TTL))",
+		New:   "_ = entry // never cached",
+		Tests: "^TestOC3_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-community-invalidation-keeps-member-half", Claims: []string{"OC-5"},
+		What:  "a community-wide invalidation forgets to drop the member halves",
+		File:  "impl/accesschannels/invalidate.go",
+		Old:   "c.members.RemoveIf(func(k key, _ []authz.ID) bool { return k.community == community })",
+		New:   "_ = community",
+		Tests: "^TestOC5_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-membership-invalidation-drops-open-set", Claims: []string{"OC-5"},
+		What:  "a membership invalidation also drops the community's open set",
+		File:  "impl/accesschannels/invalidate.go",
+		Old:   "c.members.Remove(key{community: community, reader: m.UserID})",
+		New:   "c.members.Remove(key{community: community, reader: m.UserID})\n\t\tc.opens.Remove(key{community: community})",
+		Tests: "^TestOC5_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-member-ttl-removed", Claims: []string{"OC-7"},
+		What:  "the member half never expires",
+		File:  "impl/accesschannels/member.go",
+		Old:   "c.members.Put(k, ids, c.r.Now().Add(c.cfg.TTL))",
+		New:   "c.members.Put(k, ids, c.r.Now().Add(1<<62))",
+		Tests: "^TestOC7_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		// OC-6 is a documented debt the check must reproduce; a change
+		// that removes it (here: the member half is never cached, so no
+		// raced fill can re-insert anything) must make the check report
+		// that it no longer finds the violation.
+		ID: "oc-member-half-uncached", Claims: []string{"OC-6"},
+		What:  "the member half is not cached at all, so the documented stale re-insert cannot happen",
+		File:  "impl/accesschannels/member.go",
+		Old:   "c.members.Put(k, ids, c.r.Now().Add(c.cfg.TTL))",
+		New:   "_ = k // never cached",
+		Tests: "^TestOC6_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-open-set-per-reader", Claims: []string{"OC-8"},
+		What:  "the open set is cached per reader (the old design's load)",
+		File:  "impl/accesschannels/cache.go",
+		Old:   "open, err = c.openHalf(ctx, key{community: community})",
+		New:   "open, err = c.openHalf(ctx, key{community: community, reader: reader})",
+		Tests: "^TestOC8_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		// The query still uses the community; only the cache key forgets
+		// it, so one community's member set is served for another.
+		ID: "oc-keyed-without-community", Claims: []string{"OC-10"},
+		What: "the member half is cached under the reader alone, without the community",
+		File: "impl/accesschannels/member.go",
+		Old: "\tids, st := c.members.Get(k, c.r.Now())\n\tc.mu.Unlock()\n\tif st == wcache.Hit {\n\t\tc.m.memberHits.Inc()\n\t\treturn ids, nil\n\t}\n\tc.m.memberMisses.Inc()\n\n" +
+			"\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n\tc.mu.Lock()\n\tc.members.Put(k, ids,",
+		New: "\tids, st := c.members.Get(key{reader: k.reader}, c.r.Now())\n\tc.mu.Unlock()\n\tif st == wcache.Hit {\n\t\tc.m.memberHits.Inc()\n\t\treturn ids, nil\n\t}\n\tc.m.memberMisses.Inc()\n\n" +
+			"\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n\tc.mu.Lock()\n\tc.members.Put(key{reader: k.reader}, ids,",
+		Tests: "^TestOC10_",
+		Pkg:   "./scenarios/oc",
+	},
+}
+
+var ocMetricMutants = []Mutant{
+	{
+		ID: "oc-expired-counted-as-absent", Claims: []string{"OC-9"},
+		What:  "an open-set miss on an aged entry is counted under reason=\"absent\"",
+		File:  "impl/accesschannels/open.go",
+		Old:   "reason = c.m.openExpired",
+		New:   "reason = c.m.openAbsent",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
+}
+
+// ocSites are where impl/accesschannels (and the wcache under it) encodes
+// the OC bounds.
+var ocSites = []Site{
+	{Claim: "OC-2", Bound: "open set max age", File: "impl/accesschannels/config.go",
+		Old: "DefaultMaxAgeOpen = 1 * time.Second", Literal: "1 * time.Second", Tests: "^TestOC2_", Pkg: "./scenarios/oc"},
+	{Claim: "OC-2", Bound: "open set max age", File: "impl/accesschannels/open.go",
+		Old:     "fresh := now.Before(e.readStart.Add(c.cfg.MaxAgeOpen))",
+		Lenient: "fresh := !now.After(e.readStart.Add(c.cfg.MaxAgeOpen))", Tests: "^TestOC2_", Pkg: "./scenarios/oc"},
+	{Claim: "OC-3", Bound: "window observed", File: "impl/accesschannels/config.go",
+		Old: "DefaultMaxAgeOpen = 1 * time.Second", Literal: "1 * time.Second", Tests: "^TestOC3_", Pkg: "./scenarios/oc"},
+	{Claim: "OC-4", Bound: "raced fill max age", File: "impl/accesschannels/config.go",
+		Old: "DefaultMaxAgeOpen = 1 * time.Second", Literal: "1 * time.Second", Tests: "^TestOC4_", Pkg: "./scenarios/oc"},
+	{Claim: "OC-4", Bound: "raced fill max age", File: "impl/accesschannels/open.go",
+		Old:     "fresh := now.Before(e.readStart.Add(c.cfg.MaxAgeOpen))",
+		Lenient: "fresh := !now.After(e.readStart.Add(c.cfg.MaxAgeOpen))", Tests: "^TestOC4_", Pkg: "./scenarios/oc"},
+	{Claim: "OC-7", Bound: "member ttl", File: "impl/accesschannels/config.go",
+		Old: "DefaultTTL = 10 * time.Second", Literal: "10 * time.Second", Tests: "^TestOC7_", Pkg: "./scenarios/oc"},
+	{Claim: "OC-7", Bound: "member ttl", File: "impl/wcache/wcache.go",
+		Old: "\tif !now.Before(n.expiresAt) {\n\t\tc.unlink(n)", Lenient: "\tif now.After(n.expiresAt) {\n\t\tc.unlink(n)", Tests: "^TestOC7_", Pkg: "./scenarios/oc"},
+}
+
+// ocRareMutants are wrong only in an interleaving a random workload seldom
+// produces: a lookup after a community-wide invalidation while the open-set
+// read begun before it is still in flight.
+var ocRareMutants = []Mutant{
+	{
+		ID: "oc-drop-leaves-open-read-joinable", Claims: []string{"OC-5"},
+		What:  "a community-wide invalidation leaves the open-set read in flight joinable, so a lookup after the drop is served by the read begun before it",
+		File:  "impl/accesschannels/invalidate.go",
+		Old:   "\t\tdelete(c.flights, key{community: community})\n",
+		New:   "",
+		Tests: "^TestOC(4|5)_",
+		Pkg:   "./scenarios/oc",
+	},
+}
