@@ -47,6 +47,9 @@ type ClassReport struct {
 	PhantomExamples []Read // the first few phantom reads, in input order
 	Buckets         [NumBuckets]int
 	P50, P99        time.Duration
+	// Values is the staleness of every non-phantom read, ascending: the
+	// class's distribution.
+	Values []time.Duration
 }
 
 // Holds reports whether every read of the class was at most bound stale:
@@ -154,6 +157,10 @@ func (b *classBuilder) finish() ClassReport {
 		slices.Sort(b.values)
 		b.rep.P50 = time.Duration(nearestRank(b.values, 50))
 		b.rep.P99 = time.Duration(nearestRank(b.values, 99))
+		b.rep.Values = make([]time.Duration, len(b.values))
+		for i, v := range b.values {
+			b.rep.Values[i] = time.Duration(v)
+		}
 	}
 	return b.rep
 }

@@ -22,6 +22,12 @@ import (
 //     inactivity one first. Firing disarms it (an inactivity timeout must be
 //     set again to be re-armed); one not yet passed stays armed.
 //   - Activity only pushes the inactivity deadline later.
+//   - A cop with a queue limit (NewFullScanQueue) keeps at most that many
+//     connections open: opening one more first evicts the least recently
+//     active connection (the one whose opening or last activity is the
+//     oldest; setting a timeout is not activity). The evicted connection is
+//     closed and reported once as an EvictionTimeout at the opening instant
+//     (TW-10); it never times out again.
 
 // TimeoutKind says which timeout of a connection fired.
 type TimeoutKind uint8
@@ -31,6 +37,8 @@ const (
 	InactivityTimeout TimeoutKind = iota + 1
 	// ActiveTimeout: the connection's total lifetime budget ran out.
 	ActiveTimeout
+	// EvictionTimeout: the connection was evicted from a full queue.
+	EvictionTimeout
 )
 
 func (k TimeoutKind) String() string {
@@ -39,6 +47,8 @@ func (k TimeoutKind) String() string {
 		return "inactivity"
 	case ActiveTimeout:
 		return "active"
+	case EvictionTimeout:
+		return "evicted"
 	}
 	return fmt.Sprintf("TimeoutKind(%d)", uint8(k))
 }
@@ -50,7 +60,8 @@ var ErrFullScanConn = errors.New("model: connection is closed or belongs to anot
 type FullScanConn struct {
 	f                 *FullScan
 	id                uint64
-	idx               int // position in f.conns; -1 once closed
+	idx               int    // position in f.conns; -1 once closed
+	active            uint64 // f.clock at its opening or last activity
 	inactivityTimeout time.Duration
 	inactivityAt      time.Time
 	activeAt          time.Time
@@ -86,8 +97,8 @@ func earliest(a, b time.Time) time.Time {
 type FullScanTimeout struct {
 	ID       uint64
 	Kind     TimeoutKind
-	Deadline time.Time // the deadline that passed
-	At       time.Time // the pass instant
+	Deadline time.Time // the deadline that passed; zero for an eviction
+	At       time.Time // the pass instant, or the opening that evicted it
 }
 
 // FullScanPass is what one pass did. Visited and Lookups are always the
@@ -106,20 +117,49 @@ type FullScan struct {
 	conns    []*FullScanConn
 	nextID   uint64
 	timeouts []FullScanTimeout
+	limit    int    // the queue limit; 0: none
+	clock    uint64 // counts openings and activity, for the eviction order
 }
 
-// NewFullScan returns a cop with no connections.
+// NewFullScan returns a cop with no connections and no queue limit.
 func NewFullScan() *FullScan { return &FullScan{} }
+
+// NewFullScanQueue returns a cop that keeps at most limit connections
+// open, evicting the least recently active one to open another (TW-10).
+// A limit of 0 or less means none.
+func NewFullScanQueue(limit int) *FullScan { return &FullScan{limit: max(limit, 0)} }
 
 // Len returns the number of open connections.
 func (f *FullScan) Len() int { return len(f.conns) }
 
-// Open adds a connection with no timeout armed.
-func (f *FullScan) Open() *FullScanConn {
+// NextEviction returns the connection the next Open evicts: the least
+// recently active one when the queue is full, else nil.
+func (f *FullScan) NextEviction() *FullScanConn {
+	if f.limit <= 0 || len(f.conns) < f.limit {
+		return nil
+	}
+	victim := f.conns[0]
+	for _, o := range f.conns[1:] {
+		if o.active < victim.active {
+			victim = o
+		}
+	}
+	return victim
+}
+
+// Open adds a connection with no timeout armed at instant now. If the
+// queue is full, the least recently active connection is closed first and
+// returned as its EvictionTimeout; evicted is nil otherwise.
+func (f *FullScan) Open(now time.Time) (c *FullScanConn, evicted *FullScanTimeout) {
+	if victim := f.NextEviction(); victim != nil {
+		evicted = &FullScanTimeout{ID: victim.id, Kind: EvictionTimeout, At: now}
+		f.Close(victim)
+	}
 	f.nextID++
-	c := &FullScanConn{f: f, id: f.nextID, idx: len(f.conns)}
+	f.clock++
+	c = &FullScanConn{f: f, id: f.nextID, idx: len(f.conns), active: f.clock}
 	f.conns = append(f.conns, c)
-	return c
+	return c, evicted
 }
 
 func (f *FullScan) own(c *FullScanConn) error {
@@ -160,9 +200,15 @@ func (f *FullScan) SetActiveTimeout(c *FullScanConn, now time.Time, d time.Durat
 }
 
 // NetActivity pushes an armed inactivity deadline to now + timeout, never
-// earlier. It ignores closed and foreign connections.
+// earlier, and makes the connection the most recently active one (armed or
+// not). It ignores closed and foreign connections.
 func (f *FullScan) NetActivity(c *FullScanConn, now time.Time) {
-	if f.own(c) != nil || c.inactivityTimeout <= 0 {
+	if f.own(c) != nil {
+		return
+	}
+	f.clock++
+	c.active = f.clock
+	if c.inactivityTimeout <= 0 {
 		return
 	}
 	if at := now.Add(c.inactivityTimeout); at.After(c.inactivityAt) {
@@ -184,26 +230,57 @@ func (f *FullScan) Close(c *FullScanConn) {
 
 // Pass visits every open connection, looking each one up (the old cop's
 // get_mutex/get_thread), and times out those whose deadline has passed.
-func (f *FullScan) Pass(now time.Time) FullScanPass {
+func (f *FullScan) Pass(now time.Time) FullScanPass { return f.PassGated(now, nil) }
+
+// PassGated is Pass with a gate in front of each open connection, for the
+// baselines that reproduce the old cop's per-connection locking
+// (model/baseline.FullScanLocked): gate(i) says whether the pass may
+// examine the i-th open connection now (false: skipped until the next
+// pass), and release, if not nil, runs after it was examined. A nil gate
+// examines every connection.
+func (f *FullScan) PassGated(now time.Time, gate func(i int) (ok bool, release func())) FullScanPass {
 	f.timeouts = f.timeouts[:0]
 	p := FullScanPass{}
-	for _, c := range f.conns {
+	for i, c := range f.conns {
 		p.Visited++
 		p.Lookups++
-		d := c.Deadline()
-		if d.IsZero() || !d.Before(now) { // a deadline has passed only once now is strictly after it
-			continue
+		var release func()
+		if gate != nil {
+			var ok bool
+			if ok, release = gate(i); !ok {
+				continue
+			}
 		}
-		if !c.inactivityAt.IsZero() && c.inactivityAt.Before(now) {
-			f.timeouts = append(f.timeouts, FullScanTimeout{ID: c.id, Kind: InactivityTimeout, Deadline: c.inactivityAt, At: now})
-			c.inactivityTimeout, c.inactivityAt = 0, time.Time{}
-		}
-		if !c.activeAt.IsZero() && c.activeAt.Before(now) {
-			f.timeouts = append(f.timeouts, FullScanTimeout{ID: c.id, Kind: ActiveTimeout, Deadline: c.activeAt, At: now})
-			c.activeAt = time.Time{}
+		f.expire(c, now)
+		if release != nil {
+			release()
 		}
 	}
 	p.Fired = len(f.timeouts)
 	p.Timeouts = f.timeouts
 	return p
 }
+
+// expire fires the passed timeouts of one connection, inactivity first.
+func (f *FullScan) expire(c *FullScanConn, now time.Time) {
+	d := c.Deadline()
+	if d.IsZero() || !d.Before(now) { // a deadline has passed only once now is strictly after it (TW-2)
+		return
+	}
+	if !c.inactivityAt.IsZero() && c.inactivityAt.Before(now) {
+		f.timeouts = append(f.timeouts, FullScanTimeout{ID: c.id, Kind: InactivityTimeout, Deadline: c.inactivityAt, At: now})
+		c.inactivityTimeout, c.inactivityAt = 0, time.Time{}
+	}
+	if !c.activeAt.IsZero() && c.activeAt.Before(now) {
+		f.timeouts = append(f.timeouts, FullScanTimeout{ID: c.id, Kind: ActiveTimeout, Deadline: c.activeAt, At: now})
+		c.activeAt = time.Time{}
+	}
+}
+
+// Owns reports whether c is an open connection of f.
+func (f *FullScan) Owns(c *FullScanConn) bool { return f.own(c) == nil }
+
+// Index is the connection's position among the open ones (PassGated's i),
+// or -1 once it is closed. Closing a connection moves the last open one
+// into its place.
+func (c *FullScanConn) Index() int { return c.idx }

@@ -26,8 +26,9 @@ type twin struct {
 	// grid is the last pass instant; passes run on origin + k*tick only.
 	grid time.Time
 	tick time.Duration
-	// continuations counts the continuation passes the wheel needed.
-	continuations int
+	// continuations counts the continuation passes the wheel needed;
+	// evictions the connections both evicted from a full queue.
+	continuations, evictions int
 }
 
 func newTwin(cfg inactivitycop.Config) (*twin, error) {
@@ -35,14 +36,29 @@ func newTwin(cfg inactivitycop.Config) (*twin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &twin{cop: cop, ref: model.NewFullScan(), now: origin, grid: origin, tick: cfg.Tick}, nil
+	return &twin{cop: cop, ref: model.NewFullScanQueue(cfg.MaxConns), now: origin, grid: origin, tick: cfg.Tick}, nil
 }
 
+// open opens a connection on both; with a full queue both must evict the
+// same connection, reported at now (TW-10).
 func (w *twin) open() error {
-	c, r := w.cop.Open(), w.ref.Open()
+	c, ce := w.cop.Open(w.now)
+	r, re := w.ref.Open(w.now)
 	w.conns, w.refs = append(w.conns, c), append(w.refs, r)
 	if c.ID() != r.ID() {
 		return fmt.Errorf("ids diverge: %d vs %d", c.ID(), r.ID())
+	}
+	switch {
+	case (ce == nil) != (re == nil):
+		return fmt.Errorf("TW-10: opening conn %d: the wheel cop evicted %v, the full scan %v", c.ID(), ce, re)
+	case ce == nil:
+	case ce.Conn.ID() != re.ID || ce.Kind != inactivitycop.Evicted || re.Kind != model.EvictionTimeout || !ce.At.Equal(re.At):
+		return fmt.Errorf("TW-10: opening conn %d: the wheel cop evicted conn %d (%v at %v), the full scan conn %d (%v at %v)",
+			c.ID(), ce.Conn.ID(), ce.Kind, ce.At.Sub(origin), re.ID, re.Kind, re.At.Sub(origin))
+	case !ce.Conn.Closed():
+		return fmt.Errorf("TW-10: evicted conn %d is still open", ce.Conn.ID())
+	default:
+		w.evictions++
 	}
 	return nil
 }
@@ -144,6 +160,9 @@ func (w *twin) check() error {
 				c.ID(), c.Deadline().Sub(origin), c.Closed(), r.Deadline().Sub(origin), r.Closed())
 		}
 		real := c.Deadline()
+		if _, held := c.WheelDeadline(); c.Closed() && held {
+			return fmt.Errorf("TW-10: closed conn %d is still in the wheel", c.ID())
+		}
 		if c.Closed() || real.IsZero() {
 			continue
 		}

@@ -24,6 +24,9 @@ func TestWheelCopMatchesFullScan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := inactivitycop.DefaultConfig()
 		cfg.Buckets = 8
+		if rapid.Bool().Draw(t, "small queue") { // TW-10: opening evicts the least recently active
+			cfg.MaxConns = rapid.IntRange(1, 6).Draw(t, "max conns")
+		}
 		w, err := newTwin(cfg)
 		must(t, err)
 		timeout := func() time.Duration {
@@ -143,6 +146,6 @@ func TestTwinReportsDivergence(t *testing.T) {
 	w2, err := newTwin(inactivitycop.DefaultConfig())
 	require.NoError(t, err)
 	require.NoError(t, w2.open())
-	_ = w2.ref.Open() // ids now diverge
+	_, _ = w2.ref.Open(origin) // ids now diverge
 	assert.ErrorContains(t, w2.open(), "ids diverge")
 }

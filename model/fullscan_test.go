@@ -18,7 +18,7 @@ func sec(s float64) time.Time { return origin.Add(time.Duration(s * float64(time
 func TestFullScanVisitsEveryConnection(t *testing.T) {
 	f := model.NewFullScan()
 	for range 10 {
-		c := f.Open()
+		c, _ := f.Open(origin)
 		require.NoError(t, f.SetInactivityTimeout(c, sec(0), time.Hour))
 	}
 	p := f.Pass(sec(1))
@@ -30,7 +30,7 @@ func TestFullScanVisitsEveryConnection(t *testing.T) {
 // strictly after it; a pass at exactly the deadline does not fire it.
 func TestFullScanFiresStrictlyAfterDeadline(t *testing.T) {
 	f := model.NewFullScan()
-	c := f.Open()
+	c, _ := f.Open(origin)
 	require.NoError(t, f.SetInactivityTimeout(c, sec(0), 10*time.Second))
 	f.NetActivity(c, sec(1)) // deadline 11 s, on the grid
 	assert.Empty(t, f.Pass(sec(11)).Timeouts)
@@ -42,7 +42,8 @@ func TestFullScanFiresStrictlyAfterDeadline(t *testing.T) {
 
 func TestFullScanKindsActivityAndClose(t *testing.T) {
 	f := model.NewFullScan()
-	a, b := f.Open(), f.Open()
+	a, _ := f.Open(origin)
+	b, _ := f.Open(origin)
 	assert.Equal(t, uint64(1), a.ID())
 	assert.Equal(t, uint64(2), b.ID())
 	require.NoError(t, f.SetInactivityTimeout(a, sec(0), 2*time.Second))
@@ -71,4 +72,38 @@ func TestFullScanKindsActivityAndClose(t *testing.T) {
 	assert.ErrorContains(t, f.SetInactivityTimeout(b, sec(4), -1), "negative")
 	assert.ErrorContains(t, f.SetActiveTimeout(b, sec(4), -1), "negative")
 	assert.Equal(t, 1, f.Pass(sec(5)).Visited)
+}
+
+// TW-10's reference: a queue of 3 evicts the least recently active
+// connection (opening and activity count, setting a timeout does not),
+// reports it once at the opening instant and closes it.
+func TestFullScanQueueEvictsLeastRecentlyActive(t *testing.T) {
+	f := model.NewFullScanQueue(3)
+	var cs []*model.FullScanConn
+	for i := range 3 {
+		c, ev := f.Open(sec(float64(i)))
+		require.Nil(t, ev)
+		require.NoError(t, f.SetInactivityTimeout(c, sec(float64(i)), 5*time.Second))
+		cs = append(cs, c)
+	}
+	f.NetActivity(cs[0], sec(3))
+	require.NoError(t, f.SetActiveTimeout(cs[1], sec(3), time.Hour))
+	_, ev := f.Open(sec(3.5))
+	require.NotNil(t, ev)
+	assert.Equal(t, model.FullScanTimeout{ID: 2, Kind: model.EvictionTimeout, At: sec(3.5)}, *ev)
+	assert.True(t, cs[1].Closed())
+	assert.True(t, cs[1].Deadline().IsZero())
+	_, ev = f.Open(sec(4))
+	require.NotNil(t, ev)
+	assert.Equal(t, uint64(3), ev.ID)
+	var fired []uint64
+	for s := 1; s <= 20; s++ {
+		for _, to := range f.Pass(sec(float64(s))).Timeouts {
+			fired = append(fired, to.ID)
+		}
+	}
+	assert.Equal(t, []uint64{1}, fired)
+	assert.Equal(t, "evicted", model.EvictionTimeout.String())
+	_, ev = model.NewFullScan().Open(origin)
+	assert.Nil(t, ev, "no limit: no eviction")
 }

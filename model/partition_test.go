@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
-
-	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
 func TestPartitionKeepsThePointAtTheCutoff(t *testing.T) {
@@ -62,20 +60,4 @@ func TestBucketStart(t *testing.T) {
 	assert.EqualValues(t, -60, BucketStart(-1, 60))
 	assert.EqualValues(t, -60, BucketStart(-60, 60))
 	assert.EqualValues(t, -120, BucketStart(-61, 60))
-}
-
-func TestOldCollectorIsThePlainPartition(t *testing.T) {
-	o := NewOldCollector(rt.Real())
-	pts := []Point{{"b", 5, 1}, {"a", 1, 2}, {"a", 9, 3}, {"b", 2, 4}, {"a", 0, 5}}
-	for _, p := range pts {
-		o.Record(p.Key, p.TS, p.Value)
-	}
-	drained, held := o.Drain(5)
-	want, _ := Partition(pts, 5)
-	assert.Equal(t, GroupByKey(want), drained)
-	assert.GreaterOrEqual(t, held, 0*held)
-	assert.EqualValues(t, 2, o.Len())
-	drained, _ = o.Drain(100)
-	assert.Equal(t, []Point{{"a", 9, 3}, {"b", 5, 1}}, drained)
-	assert.EqualValues(t, 0, o.Len())
 }

@@ -44,7 +44,7 @@ type registerState struct {
 // type it answers "cannot step" instead of panicking.
 func NewRegister(initial map[string]bool) porcupine.Model {
 	init := make(map[string]bool, len(initial))
-	for k, v := range initial {
+	for k, v := range initial { //windtunnel:unordered copying a map
 		init[k] = v
 	}
 	return porcupine.Model{
@@ -139,7 +139,7 @@ func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
 		byKey[k] = append(byKey[k], op)
 	}
 	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
+	for k := range byKey { //windtunnel:unordered the keys are sorted after
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -166,7 +166,7 @@ func partitionEventsByKey(history []porcupine.Event) [][]porcupine.Event {
 		byKey[k] = append(byKey[k], ev)
 	}
 	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
+	for k := range byKey { //windtunnel:unordered the keys are sorted after
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)

@@ -1,18 +1,22 @@
-package model
+package baseline
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/model"
 )
 
 // OldCollector is the metrics collector as it was before the change in
-// seeds/metrics-drain.txt, kept as the performance baseline for DR-2 and
-// DR-8: one growing slice of points per key, and a drain that partitions
-// every buffered point into new drained and kept slices while it holds the
-// write lock that every record needs. Its answers are those of Partition;
-// only its locking differs from impl/collector.
+// ../shared/seeds/metrics-drain.txt, kept as the baseline for DR-8 (its
+// lock waits) and DR-11 (its flush output): one growing slice of points
+// per key, and a drain and a prune that partition every buffered point into
+// new slices while they hold the write lock that every record needs. Its
+// answers are those of the plain partition; only its locking and its
+// copying differ from impl/collector.
 type OldCollector struct {
 	r    rt.Runtime
 	mu   rt.RWMutex
@@ -52,7 +56,7 @@ func (o *OldCollector) Len() int64 {
 // in recorded order per key, and returns how long it held the write lock,
 // on the runtime's clock. The whole partition runs under the lock: that is
 // the stall the change removed.
-func (o *OldCollector) Drain(cutoff int64) (drained []Point, held time.Duration) {
+func (o *OldCollector) Drain(cutoff int64) (drained []model.Point, held time.Duration) {
 	type batch struct {
 		key string
 		pts []oldPoint
@@ -68,7 +72,7 @@ func (o *OldCollector) Drain(cutoff int64) (drained []Point, held time.Duration)
 	for _, k := range keys {
 		var d, kept []oldPoint
 		for _, p := range o.data[k] {
-			if Drained(p.TS, cutoff) {
+			if model.Drained(p.TS, cutoff) {
 				d = append(d, p)
 			} else {
 				kept = append(kept, p)
@@ -87,8 +91,71 @@ func (o *OldCollector) Drain(cutoff int64) (drained []Point, held time.Duration)
 	o.mu.Unlock()
 	for _, b := range batches {
 		for _, p := range b.pts {
-			drained = append(drained, Point{Key: b.key, TS: p.TS, Value: p.Value})
+			drained = append(drained, model.Point{Key: b.key, TS: p.TS, Value: p.Value})
 		}
 	}
 	return drained, held
+}
+
+// Prune discards the points with TS < cutoff under the write lock, point
+// by point, and returns how many it discarded.
+func (o *OldCollector) Prune(cutoff int64) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var n int64
+	keys := make([]string, 0, len(o.data))
+	for k := range o.data { //windtunnel:unordered sorted below
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var kept []oldPoint
+		for _, p := range o.data[k] {
+			if model.Drained(p.TS, cutoff) {
+				n++
+			} else {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			delete(o.data, k)
+		} else {
+			o.data[k] = kept
+		}
+	}
+	return n
+}
+
+// Flush is the old flush: it drains the points with TS < cutoff and sums
+// each drained point, carrying its own copy of its key (the clone per point
+// that the change removed), into the bucket of its key and width-wide
+// bucket start; the buckets come out sorted by key and start. Each bucket
+// adds its values in drained order, which is recorded order per key.
+func (o *OldCollector) Flush(cutoff, width int64) []model.Bucket {
+	drained, _ := o.Drain(cutoff)
+	type slot struct {
+		key   string
+		start int64
+	}
+	sums := map[slot]*model.Bucket{} // looked up only; the order comes from slots
+	var slots []slot
+	for _, p := range drained {
+		key := strings.Clone(p.Key)
+		s := slot{key, model.BucketStart(p.TS, width)}
+		b := sums[s]
+		if b == nil {
+			b = &model.Bucket{Key: key, Start: s.start, Min: p.Value, Max: p.Value}
+			sums[s] = b
+			slots = append(slots, s)
+		}
+		b.Count++
+		b.Sum += p.Value
+		b.Min, b.Max = min(b.Min, p.Value), max(b.Max, p.Value)
+	}
+	slices.SortFunc(slots, func(a, b slot) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.start, b.start)) })
+	out := make([]model.Bucket, 0, len(slots))
+	for _, s := range slots {
+		out = append(out, *sums[s])
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package model_test
+package baseline_test
 
 import (
 	"testing"
@@ -10,9 +10,12 @@ import (
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/model/baseline"
 )
 
 const idleConns = 100_000
+
+var origin = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // idleTimeout spreads 100,000 idle deadlines over 1,000 one-second buckets,
 // all more than 3,000 s away. The benchmark uses a longer one.
@@ -21,10 +24,16 @@ func idleTimeout(i int) time.Duration { return time.Duration(3000+i%1000) * time
 // benchIdleTimeout is idleTimeout for the benchmark's 65,536 s ring.
 func benchIdleTimeout(i int) time.Duration { return time.Duration(61_000+i%1000) * time.Second }
 
+// open opens a connection on an unbounded full scan.
+func open(f *model.FullScan) *model.FullScanConn {
+	c, _ := f.Open(origin)
+	return c
+}
+
 func newIdleFullScan(tb testing.TB) *model.FullScan {
 	f := model.NewFullScan()
 	for i := range idleConns {
-		if err := f.SetInactivityTimeout(f.Open(), origin, idleTimeout(i)); err != nil {
+		if err := f.SetInactivityTimeout(open(f), origin, idleTimeout(i)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -38,7 +47,7 @@ func newIdleWheelCop(tb testing.TB, buckets int, timeout func(int) time.Duration
 	require.NoError(tb, err)
 	conns := make([]*inactivitycop.Conn, idleConns)
 	for i := range conns {
-		conns[i] = cop.Open()
+		conns[i], _ = cop.Open(origin)
 		if err := cop.SetInactivityTimeout(conns[i], origin, timeout(i)); err != nil {
 			tb.Fatal(err)
 		}
@@ -51,7 +60,7 @@ func newIdleWheelCop(tb testing.TB, buckets int, timeout func(int) time.Duration
 // 3,001 one-second passes. Exact counts: they do not depend on the machine.
 func TestCopPassIdle100k(t *testing.T) {
 	f := newIdleFullScan(t)
-	cop, _ := newIdleWheelCop(t, inactivitycop.DefaultBuckets, idleTimeout)
+	cop, _ := newIdleWheelCop(t, inactivitycop.DefaultConfig().Buckets, idleTimeout)
 	for s := 0; s <= 3000; s++ {
 		now := origin.Add(time.Duration(s) * time.Second)
 		if s%100 == 0 { // the full scan's count never changes; sample it
@@ -95,7 +104,7 @@ func TestCopPassIdle100k(t *testing.T) {
 func BenchmarkCopPass(b *testing.B) {
 	var fullNs, nolockNs, wheelNs float64
 	b.Run("fullscan-100k", func(b *testing.B) {
-		f, err := model.NewFullScanLocked(rt.Real())
+		f, err := baseline.NewFullScanLocked(rt.Real())
 		require.NoError(b, err)
 		for i := range idleConns {
 			require.NoError(b, f.SetInactivityTimeout(f.Open(), origin, idleTimeout(i)))
@@ -162,3 +171,4 @@ func BenchmarkCopPass(b *testing.B) {
 			fullNs, nolockNs, wheelNs, fullNs/wheelNs, nolockNs/wheelNs)
 	}
 }
+func sec(s float64) time.Time { return origin.Add(time.Duration(s * float64(time.Second))) }

@@ -1,4 +1,4 @@
-package model_test
+package baseline_test
 
 import (
 	"math/rand/v2"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/model/baseline"
 )
 
 // TW-9's baseline keeps FullScan's semantics: the same random operations on
@@ -19,7 +20,7 @@ func TestFullScanLockedMatchesFullScan(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 7))
 		plain := model.NewFullScan()
-		locked, err := model.NewFullScanLocked(rt.Real())
+		locked, err := baseline.NewFullScanLocked(rt.Real())
 		require.NoError(t, err)
 		var ps, ls []*model.FullScanConn
 		now := origin
@@ -27,7 +28,7 @@ func TestFullScanLockedMatchesFullScan(t *testing.T) {
 			now = now.Add(time.Duration(rnd.IntN(700)) * time.Millisecond)
 			switch op := rnd.IntN(7); {
 			case op == 0 || len(ps) == 0:
-				ps, ls = append(ps, plain.Open()), append(ls, locked.Open())
+				ps, ls = append(ps, open(plain)), append(ls, locked.Open())
 			case op == 1:
 				i, d := rnd.IntN(len(ps)), time.Duration(rnd.IntN(10_000))*time.Millisecond
 				require.Equal(t, plain.SetInactivityTimeout(ps[i], now, d) == nil, locked.SetInactivityTimeout(ls[i], now, d) == nil)
@@ -59,9 +60,9 @@ func TestFullScanLockedMatchesFullScan(t *testing.T) {
 // old cop do, and timed out by the first pass after it is released. Closing
 // moves the last connection's lock along with it.
 func TestFullScanLockedSkipsBusyConnection(t *testing.T) {
-	_, err := model.NewFullScanLocked(nil)
+	_, err := baseline.NewFullScanLocked(nil)
 	require.Error(t, err)
-	l, err := model.NewFullScanLocked(rt.Real())
+	l, err := baseline.NewFullScanLocked(rt.Real())
 	require.NoError(t, err)
 	a, b, c := l.Open(), l.Open(), l.Open()
 	for _, x := range []*model.FullScanConn{a, b, c} {

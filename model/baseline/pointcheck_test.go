@@ -1,4 +1,4 @@
-package model_test
+package baseline_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/model/baseline"
 	"github.com/windtunnel/windtunnel/sim"
 )
 
@@ -53,7 +53,7 @@ func TestPointCheckBaselineBehaviour(t *testing.T) {
 		ctx := context.Background()
 		db = pcDB(s, 3, 1, 2)
 		db.Latency = func(string) time.Duration { return 100 * time.Millisecond }
-		p, err := model.NewPointCheckCache(s, db, model.PointCheckConfig{})
+		p, err := baseline.NewPointCheckCache(s, db, baseline.PointCheckConfig{})
 		if err != nil {
 			s.Failf("new: %v", err)
 			return
@@ -101,11 +101,11 @@ func TestPointCheckBaselineBehaviour(t *testing.T) {
 
 func TestPointCheckBaselineConfig(t *testing.T) {
 	db := authztest.New(rt.Real())
-	_, err := model.NewPointCheckCache(nil, db, model.PointCheckConfig{})
+	_, err := baseline.NewPointCheckCache(nil, db, baseline.PointCheckConfig{})
 	assert.Error(t, err)
-	_, err = model.NewPointCheckCache(rt.Real(), db, model.PointCheckConfig{TTL: -1})
+	_, err = baseline.NewPointCheckCache(rt.Real(), db, baseline.PointCheckConfig{TTL: -1})
 	assert.Error(t, err)
-	p, err := model.NewPointCheckCache(rt.Real(), db, model.PointCheckConfig{})
+	p, err := baseline.NewPointCheckCache(rt.Real(), db, baseline.PointCheckConfig{})
 	require.NoError(t, err)
 	_, err = p.IsMember(context.Background(), authz.ID{}, pcUser(1), pcChannel(1))
 	assert.Error(t, err)
@@ -163,7 +163,7 @@ func TestSnapshotCacheVersusPointChecks(t *testing.T) {
 		old := pcClients(t, seed, clients, member, func(s *sim.Sim, db *authztest.DB) interface {
 			IsMember(context.Context, authz.ID, authz.ID, authz.ID) (bool, error)
 		} {
-			p, _ := model.NewPointCheckCache(s, db, model.PointCheckConfig{})
+			p, _ := baseline.NewPointCheckCache(s, db, baseline.PointCheckConfig{})
 			return p
 		})
 		cur := pcClients(t, seed, clients, member, func(s *sim.Sim, db *authztest.DB) interface {
@@ -188,7 +188,7 @@ func TestSnapshotCacheVersusPointChecks(t *testing.T) {
 // BenchmarkSnapshotHit16384.
 func BenchmarkPerChannelCacheHit(b *testing.B) {
 	db := pcDB(rt.Real(), 16384, 1, 16384)
-	p, err := model.NewPointCheckCache(rt.Real(), db, model.PointCheckConfig{})
+	p, err := baseline.NewPointCheckCache(rt.Real(), db, baseline.PointCheckConfig{})
 	require.NoError(b, err)
 	ctx := context.Background()
 	for i := 1; i <= 16384; i++ {
@@ -208,7 +208,7 @@ func BenchmarkPerChannelCacheHit(b *testing.B) {
 // checkout, against the in-memory database (no network, no query planner).
 func BenchmarkPointCheckUncached(b *testing.B) {
 	db := pcDB(rt.Real(), 16384, 1, 16384)
-	p, err := model.NewPointCheckCache(rt.Real(), db, model.PointCheckConfig{Uncached: true})
+	p, err := baseline.NewPointCheckCache(rt.Real(), db, baseline.PointCheckConfig{Uncached: true})
 	require.NoError(b, err)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -226,7 +226,7 @@ func BenchmarkPointCheckUncached(b *testing.B) {
 func ExamplePointCheckCache() {
 	ctx := context.Background()
 	db := pcDB(rt.Real(), 3, 1, 3)
-	p, _ := model.NewPointCheckCache(rt.Real(), db, model.PointCheckConfig{})
+	p, _ := baseline.NewPointCheckCache(rt.Real(), db, baseline.PointCheckConfig{})
 	for i := 1; i <= 3; i++ {
 		ok, _ := p.IsMember(ctx, pcCommunity, pcUser(1), pcChannel(i))
 		fmt.Print(ok, " ")

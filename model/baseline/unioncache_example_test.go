@@ -1,4 +1,4 @@
-package model_test
+package baseline_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/model/baseline"
 )
 
 // The baseline reads every open channel on each reader's miss: three cold
@@ -18,7 +18,7 @@ func ExampleUnionCache() {
 	db := authztest.New(rt.Real())
 	_ = db.AddChannel(authztest.Channel{ID: authz.NewID('c', 1), Community: community, Open: true, Listed: true})
 	_ = db.AddChannel(authztest.Channel{ID: authz.NewID('c', 2), Community: community, Open: true, Listed: true})
-	u, _ := model.NewUnionCache(rt.Real(), db, model.UnionConfig{})
+	u, _ := baseline.NewUnionCache(rt.Real(), db, baseline.UnionConfig{})
 	for r := uint64(1); r <= 3; r++ {
 		_, _ = u.Accessible(ctx, community, authz.NewID('u', r))
 	}

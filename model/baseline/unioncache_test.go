@@ -1,4 +1,4 @@
-package model_test
+package baseline_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/model/baseline"
 	"github.com/windtunnel/windtunnel/sim"
 )
 
@@ -40,7 +40,7 @@ func TestUnionCacheBaselineBehaviour(t *testing.T) {
 			_ = db.AddChannel(c)
 		}
 		_ = db.SetMember(user(1), ch(2), true)
-		u, err := model.NewUnionCache(s, db, model.UnionConfig{})
+		u, err := baseline.NewUnionCache(s, db, baseline.UnionConfig{})
 		if err != nil {
 			s.Failf("%v", err)
 		}
@@ -74,7 +74,7 @@ func TestUnionCacheCommunityInvalidationDropsEveryReader(t *testing.T) {
 	res := sim.Run(sim.Config{Seed: 1}, func(s *sim.Sim) {
 		db := authztest.New(s)
 		_ = db.AddChannel(authztest.Channel{ID: ch(1), Community: k1, Open: true, Listed: true})
-		u, _ := model.NewUnionCache(s, db, model.UnionConfig{})
+		u, _ := baseline.NewUnionCache(s, db, baseline.UnionConfig{})
 		for r := uint64(1); r <= 3; r++ {
 			_, _ = u.Accessible(bg, k1, user(r))
 			_, _ = u.Accessible(bg, k2, user(r))
@@ -94,17 +94,17 @@ func TestUnionCacheCommunityInvalidationDropsEveryReader(t *testing.T) {
 
 func TestNewUnionCacheRejectsNonsense(t *testing.T) {
 	db := authztest.New(rt.Real())
-	_, err := model.NewUnionCache(nil, db, model.UnionConfig{})
+	_, err := baseline.NewUnionCache(nil, db, baseline.UnionConfig{})
 	assert.Error(t, err)
-	_, err = model.NewUnionCache(rt.Real(), db, model.UnionConfig{TTL: -1})
+	_, err = baseline.NewUnionCache(rt.Real(), db, baseline.UnionConfig{TTL: -1})
 	assert.Error(t, err)
-	_, err = model.NewUnionCache(rt.Real(), db, model.UnionConfig{Capacity: -1})
+	_, err = baseline.NewUnionCache(rt.Real(), db, baseline.UnionConfig{Capacity: -1})
 	assert.Error(t, err)
-	u, err := model.NewUnionCache(rt.Real(), db, model.UnionConfig{})
+	u, err := baseline.NewUnionCache(rt.Real(), db, baseline.UnionConfig{})
 	require.NoError(t, err)
 	_, err = u.Accessible(bg, authz.ID{}, user(1))
 	assert.Error(t, err)
-	assert.Contains(t, u.Metrics().Snapshot(), model.UnionMetricHits)
+	assert.Contains(t, u.Metrics().Snapshot(), baseline.UnionMetricHits)
 }
 
 // OC-8's mechanism, counted: a cold burst of readers in one community with
@@ -129,7 +129,7 @@ func TestColdBurstRowsBaselineVersusSplit(t *testing.T) {
 			}
 			var accessible func(authz.ID) ([]authz.ID, error)
 			if design == "union" {
-				u, _ := model.NewUnionCache(s, db, model.UnionConfig{})
+				u, _ := baseline.NewUnionCache(s, db, baseline.UnionConfig{})
 				accessible = func(r authz.ID) ([]authz.ID, error) { return u.Accessible(bg, k1, r) }
 			} else {
 				c, _ := accesschannels.New(s, db, accesschannels.Config{})

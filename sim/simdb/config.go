@@ -34,6 +34,12 @@ type Fault struct {
 	// can make one load slow enough to straddle a write (OC-2, MS-2).
 	Latency time.Duration
 	Fixed   bool
+	// AfterSnapshot, if set, runs right after a read's snapshot is taken
+	// (or a write has committed), before the statement's latency: the
+	// first moment the world may act on the snapshot, at the same virtual
+	// instant. It may block (say, Set an event a directed workload waits
+	// on): the snapshot is already fixed.
+	AfterSnapshot func()
 }
 
 // Hook lets a scenario direct faults at particular statements. It runs at

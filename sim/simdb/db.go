@@ -86,7 +86,7 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 		return time.Time{}, err
 	}
 	start := s.Now()
-	lat, errInjected := db.draw(Statement{Name: what, Write: true, At: start}, SourceWrite, db.cfg.WriteErrorProb)
+	lat, after, errInjected := db.draw(Statement{Name: what, Write: true, At: start}, SourceWrite, db.cfg.WriteErrorProb)
 	if err := s.Sleep(ctx, lat); err != nil {
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q canceled after %v: %v", what, s.Now().Sub(start), err)
@@ -111,6 +111,9 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 	db.log = append(db.log, c)
 	db.m.commits.Inc()
 	s.Tracef("simdb commit #%d %q after %v", c.Seq, what, lat)
+	if after != nil {
+		after()
+	}
 	return c.At, nil
 }
 
@@ -161,10 +164,11 @@ func (db *DB[S]) RowsOf(name string) int64 {
 // latency from the model, the random transient error, then the Hook, which
 // may override either. The number of values drawn from the world's source
 // does not depend on the outcome.
-func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, error) {
+func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, func(), error) {
 	r := db.s.Rand()
 	lat, slow := db.cfg.Latency.Draw(r)
 	var err error
+	var after func()
 	if u := r.Float64(); errProb > 0 && u < errProb {
 		err = &TransientError{Statement: st.Name, Write: st.Write, Conn: st.Conn, At: st.At}
 	}
@@ -180,6 +184,7 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 			err = f.Err
 			source = SourceHook
 		}
+		after = f.AfterSnapshot
 	}
 	if slow {
 		db.m.slow.Inc()
@@ -187,5 +192,5 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 	if err != nil {
 		db.m.injected.With(source).Inc()
 	}
-	return lat, err
+	return lat, after, err
 }

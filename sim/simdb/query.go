@@ -49,13 +49,16 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	}
 	db.m.statements.With(name).Inc()
 	start := s.Now()
-	lat, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
+	lat, after, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
 	var r R
 	if errInjected == nil {
 		steps := s.Steps()
 		r = q(&db.state) // the snapshot: the state at the statement's start
 		if s.Steps() != steps {
 			s.Failf("simdb: statement %q's query function hit a scheduling point: a snapshot is one instant", name)
+		}
+		if after != nil {
+			after()
 		}
 	}
 	if err := s.Sleep(ctx, lat); err != nil {

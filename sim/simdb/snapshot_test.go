@@ -1,6 +1,7 @@
 package simdb_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -143,4 +144,47 @@ func TestHookFixesLatencyAndFails(t *testing.T) {
 	assert.Equal(t, int64(1), st.Injected)
 	assert.Equal(t, int64(1), st.Rows, "a failed statement returns no rows")
 	assert.Equal(t, int64(1), st.Commits)
+}
+
+// AfterSnapshot runs at the snapshot's instant, after the snapshot: a write
+// it triggers commits at that instant and is not seen by the statement.
+func TestAfterSnapshotActsAtTheSnapshotInstant(t *testing.T) {
+	res := sim.Run(sim.Config{Seed: 3}, func(s *sim.Sim) {
+		ctx := context.Background()
+		taken := s.NewEvent("taken")
+		db, err := simdb.New(s, simdb.Config{PoolSize: 1, Latency: simdb.Latency{BaseMin: time.Millisecond, BaseMax: time.Millisecond}, Statements: []string{"read"},
+			Hook: func(st simdb.Statement) simdb.Fault {
+				if st.Name == "read" {
+					return simdb.Fault{AfterSnapshot: taken.Set}
+				}
+				return simdb.Fault{Fixed: true}
+			}}, 1)
+		if err != nil {
+			s.Failf("%v", err)
+		}
+		var got int
+		var snapAt time.Time
+		done := s.NewEvent("done")
+		s.Go("reader", func() {
+			defer done.Set()
+			c, err := db.Acquire(ctx)
+			if err != nil {
+				s.Failf("%v", err)
+			}
+			defer c.Release()
+			_ = s.Sleep(ctx, 5*time.Millisecond)
+			snapAt = s.Now()
+			got, _ = simdb.Query(ctx, c, "read", nil, func(v *int) int { return *v })
+		})
+		_ = taken.Wait(ctx)
+		at, err := db.Write(ctx, "bump", func(v *int) { *v = 2 })
+		if err != nil {
+			s.Failf("%v", err)
+		}
+		_ = done.Wait(ctx)
+		if got != 1 || !at.Equal(snapAt) {
+			s.Failf("the statement saw %d (want 1), the write committed at %v, the snapshot was at %v", got, at, snapAt)
+		}
+	})
+	require.NoError(t, res.Err)
 }

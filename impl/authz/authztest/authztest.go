@@ -10,9 +10,9 @@
 // place a write (and its invalidation) exactly inside a slow load.
 //
 // It is deliberately simple: connections are unlimited and checkout never
-// waits. The simulated deployment in scenarios/ adds a bounded pool, a
+// waits. The simulated deployment in scenarios/world adds a bounded pool, a
 // latency distribution, transient faults and a commit log on top of the same
-// tables.
+// Tables.
 package authztest
 
 import (
@@ -34,12 +34,6 @@ const (
 	StmtIsActiveMember     = "is_active_member"
 )
 
-// Channel is one row of the channels table.
-type Channel struct {
-	ID, Community         authz.ID
-	Open, Listed, Deleted bool
-}
-
 // Stats counts what the database did. Rows counts IDs returned (a point
 // check returns one row).
 type Stats struct {
@@ -58,45 +52,30 @@ type DB struct {
 	// fails the statement (transient database error).
 	Err func(stmt string) error
 
-	channels []Channel            // insertion order: deterministic scans
-	chIndex  map[authz.ID]int     // channel ID -> index in channels
-	members  map[[2]authz.ID]bool // (user, channel) -> active
-	stats    Stats
+	tables Tables
+	stats  Stats
 }
 
 // New returns an empty database whose statements wait on r.
 func New(r rt.Runtime) *DB {
-	return &DB{r: r, chIndex: map[authz.ID]int{}, members: map[[2]authz.ID]bool{},
-		stats: Stats{ByStatement: map[string]int64{}}}
+	return &DB{r: r, tables: NewTables(), stats: Stats{ByStatement: map[string]int64{}}}
 }
 
+// Tables is the database's state: writes through it are seen by every
+// statement that starts afterwards.
+func (db *DB) Tables() *Tables { return &db.tables }
+
 // AddChannel inserts a channel. Adding an existing ID is an error.
-func (db *DB) AddChannel(c Channel) error {
-	if _, ok := db.chIndex[c.ID]; ok {
-		return fmt.Errorf("authztest: channel %v exists", c.ID)
-	}
-	db.chIndex[c.ID] = len(db.channels)
-	db.channels = append(db.channels, c)
-	return nil
-}
+func (db *DB) AddChannel(c Channel) error { return db.tables.AddChannel(c) }
 
 // UpdateChannel applies f to an existing channel row.
 func (db *DB) UpdateChannel(id authz.ID, f func(*Channel)) error {
-	i, ok := db.chIndex[id]
-	if !ok {
-		return fmt.Errorf("authztest: no channel %v", id)
-	}
-	f(&db.channels[i])
-	return nil
+	return db.tables.UpdateChannel(id, f)
 }
 
 // SetMember makes user's membership in channel active or removed.
 func (db *DB) SetMember(user, channel authz.ID, active bool) error {
-	if _, ok := db.chIndex[channel]; !ok {
-		return fmt.Errorf("authztest: no channel %v", channel)
-	}
-	db.members[[2]authz.ID{user, channel}] = active
-	return nil
+	return db.tables.SetMember(user, channel, active)
 }
 
 // Stats returns a copy of the counters.
@@ -161,40 +140,19 @@ func (c *conn) run(ctx context.Context, stmt string, q func() []authz.ID) ([]aut
 	return rows, nil
 }
 
-func (db *DB) memberChannels(community, user authz.ID, limit int) []authz.ID {
-	var out []authz.ID
-	for _, ch := range db.channels {
-		if limit >= 0 && len(out) >= limit {
-			break
-		}
-		if ch.Community == community && !ch.Deleted && db.members[[2]authz.ID{user, ch.ID}] {
-			out = append(out, ch.ID)
-		}
-	}
-	return out
-}
-
 func (c *conn) MemberChannels(ctx context.Context, community, user authz.ID) ([]authz.ID, error) {
-	return c.run(ctx, StmtMemberChannels, func() []authz.ID { return c.db.memberChannels(community, user, -1) })
+	return c.run(ctx, StmtMemberChannels, func() []authz.ID { return c.db.tables.MemberChannels(community, user, -1) })
 }
 
 func (c *conn) ListedOpenChannels(ctx context.Context, community authz.ID) ([]authz.ID, error) {
-	return c.run(ctx, StmtListedOpenChannels, func() []authz.ID {
-		var out []authz.ID
-		for _, ch := range c.db.channels {
-			if ch.Community == community && ch.Open && ch.Listed && !ch.Deleted {
-				out = append(out, ch.ID)
-			}
-		}
-		return out
-	})
+	return c.run(ctx, StmtListedOpenChannels, func() []authz.ID { return c.db.tables.ListedOpenChannels(community) })
 }
 
 func (c *conn) ActiveMemberships(ctx context.Context, community, user authz.ID, limit int) ([]authz.ID, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("authztest: limit must be positive, got %d", limit)
 	}
-	rows, err := c.run(ctx, StmtActiveMemberships, func() []authz.ID { return c.db.memberChannels(community, user, limit) })
+	rows, err := c.run(ctx, StmtActiveMemberships, func() []authz.ID { return c.db.tables.MemberChannels(community, user, limit) })
 	// Return rows in an order unlike the sort order, so callers must sort.
 	slices.Reverse(rows)
 	return rows, err
@@ -202,12 +160,7 @@ func (c *conn) ActiveMemberships(ctx context.Context, community, user authz.ID, 
 
 func (c *conn) IsActiveMember(ctx context.Context, community, user, channel authz.ID) (bool, error) {
 	rows, err := c.run(ctx, StmtIsActiveMember, func() []authz.ID {
-		i, ok := c.db.chIndex[channel]
-		if !ok {
-			return nil
-		}
-		ch := c.db.channels[i]
-		if ch.Community == community && !ch.Deleted && c.db.members[[2]authz.ID{user, channel}] {
+		if c.db.tables.IsActiveMember(community, user, channel) {
 			return []authz.ID{channel}
 		}
 		return nil

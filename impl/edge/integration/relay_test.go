@@ -17,18 +17,21 @@ import (
 	"github.com/windtunnel/windtunnel/impl/edge/redisbus"
 	"github.com/windtunnel/windtunnel/impl/edge/testenv"
 	"github.com/windtunnel/windtunnel/impl/membership"
+	authzrelay "github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
-// relay is one relay's authorization state, as in the seeds' relays: its
-// own connection pool on the shared database, both caches, and optionally
-// a Redis publisher and subscriber on the shared invalidation channel.
+// relay is one relay's authorization state, as in the source texts'
+// relays: its own connection pool on the shared database and the
+// production wiring (impl/relay: both caches, the write path, the
+// receiving fan-out), optionally on a Redis publisher and subscriber on the
+// shared invalidation channel.
 type relay struct {
-	store *pgstore.Store
-	oc    *accesschannels.Cache
-	ms    *membership.Cache
-	pub   *redisbus.Publisher  // nil: no pub/sub
-	sub   *redisbus.Subscriber // nil: no pub/sub
+	store  *pgstore.Store
+	wiring *authzrelay.Relay
+	oc     *accesschannels.Cache
+	ms     *membership.Cache
+	sub    *redisbus.Subscriber // nil: no pub/sub
 }
 
 type relayConfig struct {
@@ -42,31 +45,30 @@ type relayConfig struct {
 func newRelay(t *testing.T, f *pgtest.Fixture, cfg relayConfig) *relay {
 	t.Helper()
 	r := &relay{store: f.Open(pgstore.Config{})}
-	var err error
-	r.oc, err = accesschannels.New(rt.Real(), r.store, cfg.oc)
-	require.NoError(t, err)
-	r.ms, err = membership.New(rt.Real(), r.store, cfg.ms)
-	require.NoError(t, err)
+	var pub authz.Publisher // nil: invalidations stay local
 	if cfg.bus != nil {
-		r.pub, err = redisbus.NewPublisher(cfg.bus, cfg.channel)
+		p, err := redisbus.NewPublisher(cfg.bus, cfg.channel)
 		require.NoError(t, err)
-		r.sub, err = redisbus.Subscribe(ctxT(t), cfg.bus, redisbus.Fanout{r.oc, r.ms},
-			redisbus.SubscriberConfig{Channel: cfg.channel})
+		pub = p
+	}
+	var err error
+	r.wiring, err = authzrelay.New(rt.Real(), r.store, pub, authzrelay.Config{OC: cfg.oc, MS: cfg.ms})
+	require.NoError(t, err)
+	r.oc, r.ms = r.wiring.OC, r.wiring.MS
+	if cfg.bus != nil {
+		r.sub, err = redisbus.Subscribe(ctxT(t), cfg.bus, r.wiring, redisbus.SubscriberConfig{Channel: cfg.channel})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = r.sub.Close() })
 	}
 	return r
 }
 
-// changed is the write path after a committed change: invalidate this
-// relay's caches, then tell the others (if connected).
+// changed is the write path after a committed change: the production
+// wiring invalidates this relay's caches, then tells the others (if
+// connected).
 func (r *relay) changed(t *testing.T, m authz.Message) {
 	t.Helper()
-	r.oc.Invalidate(m)
-	r.ms.Invalidate(m)
-	if r.pub != nil {
-		require.NoError(t, r.pub.Publish(ctxT(t), m))
-	}
+	require.NoError(t, r.wiring.Changed(ctxT(t), m))
 }
 
 func ctxT(t *testing.T) context.Context {

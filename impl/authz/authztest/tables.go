@@ -1,0 +1,165 @@
+package authztest
+
+import (
+	"fmt"
+
+	"github.com/windtunnel/windtunnel/impl/authz"
+)
+
+// Channel is one row of the channels table.
+type Channel struct {
+	ID, Community         authz.ID
+	Open, Listed, Deleted bool
+}
+
+// Tables is the relay database's state, the source texts' two tables
+// (channels and memberships), and the source texts' query rules evaluated
+// on it. It is the one in-memory implementation of the schema: DB serves it
+// to the caches' unit tests, the simulated deployment (scenarios/world)
+// stores it in its simulated PostgreSQL, and the checkers' truth is
+// evaluated on it.
+//
+// Channels are kept in insertion order so that every scan is deterministic;
+// the index maps an ID to its position. A Tables value must be created with
+// NewTables. Copying a Tables shares its maps: use Clone for a snapshot.
+type Tables struct {
+	channels []Channel
+	index    map[authz.ID]int
+	members  map[memberRow]bool // active memberships; removed ones are false
+	byUser   map[authz.ID][]int // channel positions the user ever had a membership in, in grant order
+}
+
+type memberRow struct{ user, channel authz.ID }
+
+// NewTables returns empty tables.
+func NewTables() Tables {
+	return Tables{index: map[authz.ID]int{}, members: map[memberRow]bool{}, byUser: map[authz.ID][]int{}}
+}
+
+// Clone returns a deep copy.
+func (t *Tables) Clone() Tables {
+	c := Tables{channels: append([]Channel(nil), t.channels...), index: make(map[authz.ID]int, len(t.index)),
+		members: make(map[memberRow]bool, len(t.members)), byUser: make(map[authz.ID][]int, len(t.byUser))}
+	for k, v := range t.index { //windtunnel:unordered copying a map
+		c.index[k] = v
+	}
+	for k, v := range t.members { //windtunnel:unordered copying a map
+		c.members[k] = v
+	}
+	for k, v := range t.byUser { //windtunnel:unordered copying a map
+		c.byUser[k] = append([]int(nil), v...)
+	}
+	return c
+}
+
+// AddChannel inserts a channel row. Adding an existing ID is an error.
+func (t *Tables) AddChannel(c Channel) error {
+	if _, ok := t.index[c.ID]; ok {
+		return fmt.Errorf("authztest: channel %v exists", c.ID)
+	}
+	t.index[c.ID] = len(t.channels)
+	t.channels = append(t.channels, c)
+	return nil
+}
+
+// Channel returns a copy of a channel row.
+func (t *Tables) Channel(id authz.ID) (Channel, bool) {
+	i, ok := t.index[id]
+	if !ok {
+		return Channel{}, false
+	}
+	return t.channels[i], true
+}
+
+// UpdateChannel applies f to an existing channel row.
+func (t *Tables) UpdateChannel(id authz.ID, f func(*Channel)) error {
+	i, ok := t.index[id]
+	if !ok {
+		return fmt.Errorf("authztest: no channel %v", id)
+	}
+	f(&t.channels[i])
+	t.channels[i].ID = id // the key is not f's to change
+	return nil
+}
+
+// SetMember makes user's membership in channel active or removed.
+func (t *Tables) SetMember(user, channel authz.ID, active bool) error {
+	i, ok := t.index[channel]
+	if !ok {
+		return fmt.Errorf("authztest: no channel %v", channel)
+	}
+	k := memberRow{user, channel}
+	if _, seen := t.members[k]; !seen {
+		t.byUser[user] = append(t.byUser[user], i)
+	}
+	t.members[k] = active
+	return nil
+}
+
+// The source texts' query rules (authz's package comment), evaluated on the
+// state: a statement calls them on its snapshot.
+
+// MemberChannels returns the channels of community where user's membership
+// is active and the channel is not deleted, in grant order; at most limit
+// (limit < 0: no limit).
+func (t *Tables) MemberChannels(community, user authz.ID, limit int) []authz.ID {
+	var out []authz.ID
+	for _, i := range t.byUser[user] {
+		if limit >= 0 && len(out) >= limit {
+			break
+		}
+		c := t.channels[i]
+		if c.Community == community && !c.Deleted && t.members[memberRow{user, c.ID}] {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// ListedOpenChannels returns the channels of community that are open,
+// listed and not deleted, in insertion order.
+func (t *Tables) ListedOpenChannels(community authz.ID) []authz.ID {
+	var out []authz.ID
+	for _, c := range t.channels {
+		if c.Community == community && c.Open && c.Listed && !c.Deleted {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// IsActiveMember is the point-check rule: channel is in
+// MemberChannels(community, user).
+func (t *Tables) IsActiveMember(community, user, channel authz.ID) bool {
+	i, ok := t.index[channel]
+	if !ok {
+		return false
+	}
+	c := t.channels[i]
+	return c.Community == community && !c.Deleted && t.members[memberRow{user, channel}]
+}
+
+// Accessible is the truth of the accessible-channel lookup: reader may
+// access channel of community when it is a member of it, or when it is
+// open and listed, and never when the channel is deleted or belongs to
+// another community.
+func (t *Tables) Accessible(community, reader, channel authz.ID) bool {
+	i, ok := t.index[channel]
+	if !ok {
+		return false
+	}
+	c := t.channels[i]
+	if c.Community != community || c.Deleted {
+		return false
+	}
+	return t.members[memberRow{reader, channel}] || (c.Open && c.Listed)
+}
+
+// ChannelIDs returns every channel ID in insertion order.
+func (t *Tables) ChannelIDs() []authz.ID {
+	out := make([]authz.ID, len(t.channels))
+	for i, c := range t.channels {
+		out[i] = c.ID
+	}
+	return out
+}

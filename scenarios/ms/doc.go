@@ -1,0 +1,23 @@
+// Package ms holds the claim checks of the membership snapshot cache (MS-1
+// to MS-13 of CLAIMS.md; source text:
+// ../shared/seeds/membership-snapshot-cache.txt), flown in the simulated
+// relay pods of scenarios/world/pods around the production code of
+// impl/membership and impl/relay.
+//
+//	MS-1   cold_test.go        a cold client in N channels causes one read
+//	MS-2   freshness_test.go   snapshots are < 10 s old from checkout (churn, and a race to the bound for grants and denials)
+//	MS-3   fence_test.go       an old load cannot repopulate an invalidated entry (porcupine, and a proof with two loads)
+//	MS-4   boundary_test.go    16,384 IDs per snapshot, 16,385 fetched, a marker above
+//	MS-5   cold_test.go        concurrent cold checks of one user share one read
+//	MS-6   fault_test.go       a lock-wait timeout is an authoritative point check, counted
+//	MS-7   fault_test.go       failures propagate; cancellation releases the user lock
+//	MS-8   budget_test.go      the retained weight stays within 64 MiB, measured from outside
+//	MS-9   invalidate_test.go  invalidations drop exactly the user's or community's entries; channel_id kept
+//	MS-10  freshness_test.go   a new grant is missing on another relay < 10 s
+//	MS-11  load_test.go        far fewer reads and checkouts than per-channel checks
+//	MS-12  subscribe_test.go   a subscription confirms a cached denial against the database
+//	MS-13  alloc_test.go       a hit allocates nothing
+//
+// Every bound comes from scenarios/claims.Table; the mutants these checks
+// must catch are in scenarios/mutants/ms.go.
+package ms

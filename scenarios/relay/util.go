@@ -1,5 +1,0 @@
-package relay
-
-import "time"
-
-func nsDur(ns int64) time.Duration { return time.Duration(ns) }

@@ -1,0 +1,137 @@
+package netthreads
+
+import (
+	"time"
+
+	"github.com/windtunnel/windtunnel/checks"
+	"github.com/windtunnel/windtunnel/impl/inactivitycop"
+	"github.com/windtunnel/windtunnel/impl/stats"
+)
+
+// The probes the world counts (sim.Sim.Probe): rare interleavings the TW
+// checks require their seeds to reach.
+const (
+	// ProbeShortened: a setter left a connection with a deadline earlier
+	// than the one the wheel held, so it had to re-arm (TW-1).
+	ProbeShortened = "tw/setter-shortened-below-wheel"
+	// ProbeShortenedInPass: the same from a timeout callback, during a cop
+	// pass (its remaining continuations run after it).
+	ProbeShortenedInPass = "tw/setter-shortened-during-pass"
+	// ProbeShortenedBeforeContinuation: a callback shortened a deadline
+	// and its pass then continued (a continuation fired after it).
+	ProbeShortenedBeforeContinuation = "tw/setter-shortened-before-continuation"
+	// ProbeActivityPastWheel: activity pushed a deadline later after the
+	// wheel's deadline for it had passed: its bucket comes due at the next
+	// pass, which must re-arm, not fire (TW-1).
+	ProbeActivityPastWheel = "tw/activity-after-wheel-deadline"
+	// ProbeJumpPastRing: a pause or clock jump longer than the ring.
+	ProbeJumpPastRing = "tw/jump-longer-than-ring"
+	// ProbeJumpOffGrid: a restart off the tick grid (a clock jump).
+	ProbeJumpOffGrid = "tw/jump-off-grid"
+	// ProbeEvicted: a connection evicted from a full queue (TW-10).
+	ProbeEvicted = "tw/evicted"
+	// ProbeEvictedArmed: an evicted connection had a deadline armed: left
+	// in the wheel, it would fire later.
+	ProbeEvictedArmed = "tw/evicted-while-armed"
+)
+
+// Stats are the world's own counts of what it did.
+type Stats struct {
+	Opened, Ops, Activity, Evicted int
+	// ConnChecks counts TW-1/TW-6 checks of one connection; FullChecks the
+	// checks of a whole thread.
+	ConnChecks, FullChecks int
+	// MaxEarly is the largest amount by which the wheel held a deadline
+	// earlier than the real one (TW-1 allows it), with its witness.
+	MaxEarly        time.Duration
+	MaxEarlyWitness string
+	// Passes, Exhausted and Visited are the cops' counters summed; Rearmed
+	// the wheels' re-arms; RefPasses and RefLookups the full scans'.
+	Passes, RefPasses, Exhausted        int64
+	Visited, Rearmed, RefLookups        int64
+	AuditedPasses, AuditLost, AuditLate int64
+}
+
+// Stats returns the counts so far (complete once Run returned).
+func (w *World) Stats() Stats { return w.stats }
+
+// History returns what each thread recorded, for the checkers of package
+// checks (complete once Run returned).
+func (w *World) History() []checks.CopHistory {
+	out := make([]checks.CopHistory, len(w.Threads))
+	for i, th := range w.Threads {
+		out[i] = th.hist
+		out[i].Fired, out[i].Ref = th.Fired, th.RefFired
+	}
+	return out
+}
+
+// finish records the end of the run on every thread and runs the world's
+// own last check: after the drain nothing is armed.
+func (w *World) finish() {
+	for _, th := range w.Threads {
+		th.flush(w.now())
+		th.checkDrained()
+		th.record()
+	}
+}
+
+// record takes the thread's counters, as registered, for its history.
+func (th *Thread) record() {
+	w := th.w
+	m := th.H.Metrics()
+	var reg stats.Registry
+	m.Register(&reg)
+	var tot struct{ visited, rearmed int64 }
+	th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) {
+		t := cop.Wheel().Totals()
+		tot.visited, tot.rearmed = t.Visited, t.Rearmed
+	})
+	th.hist.Thread = th.Index
+	th.hist.Budget, th.hist.Ring = th.Cfg.Cop.Budget, th.Cfg.Cop.Buckets
+	th.hist.RefPasses = int64(th.RefPasses)
+	th.hist.Metrics = reg.Snapshot()
+	th.hist.Rereads = tot.visited
+	th.hist.Audited = th.Cfg.Cop.Audit
+	for _, p := range th.shortened {
+		for _, f := range th.Fired {
+			if d := f.At.Duration() - p; d > 0 && d < w.cfg.Plan.Quiet {
+				w.s.Probe(ProbeShortenedBeforeContinuation)
+				break
+			}
+		}
+	}
+	st := &w.stats
+	st.Passes += m.Passes.Value()
+	st.RefPasses += int64(th.RefPasses)
+	st.Exhausted += m.BudgetExhausted.Value()
+	st.Visited += m.Visited.Value()
+	st.Rearmed += tot.rearmed
+	if th.Cfg.Cop.Audit {
+		st.AuditedPasses += m.Passes.Value()
+		st.AuditLost += m.AuditLost.Value()
+		st.AuditLate += m.AuditLate.Value()
+	}
+}
+
+// checkDrained: after the drain every deadline has passed, so no open
+// connection of either cop may still be armed (TW-2: every connection is
+// timed out once its deadline has passed).
+func (th *Thread) checkDrained() {
+	w := th.w
+	th.H.Do(func(cop *inactivitycop.Cop, now time.Time) {
+		for _, c := range cop.Conns() {
+			if d := c.Deadline(); !d.IsZero() {
+				w.violate("TW-2", "thread %d conn %d: still armed at %v after the drain, deadline %v", th.Index, c.ID(), since(now), since(d))
+			}
+		}
+		if n := cop.Wheel().Len(); n != 0 {
+			w.violate("TW-6", "thread %d: the wheel still holds %d elements after the drain", th.Index, n)
+		}
+	})
+	for _, i := range th.open {
+		if d := th.refs[i].Deadline(); !d.IsZero() {
+			w.violate("harness", "thread %d conn %d: the reference is still armed after the drain, deadline %v", th.Index, i+1, since(d))
+		}
+	}
+}
