@@ -20,7 +20,7 @@ func TestAuditFindsLostAndLate(t *testing.T) {
 	require.NoError(t, err)
 	var conns []*Conn
 	for range 5 {
-		c := cop.Open()
+		c, _ := cop.Open(origin)
 		require.NoError(t, cop.SetInactivityTimeout(c, origin, 30*time.Second))
 		conns = append(conns, c)
 	}

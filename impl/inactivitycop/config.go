@@ -19,6 +19,11 @@ const (
 	DefaultBudget = 4096
 	// DefaultContinuation: an exhausted pass continues 1 ms later (TW-4).
 	DefaultContinuation = time.Millisecond
+	// DefaultMaxConns bounds a net thread's connection queue: 262,144
+	// connections, far above the seed's busiest host (~358k connections over
+	// 64 cores, about 5,600 per net thread), so a default configuration
+	// evicts only under overload (TW-10).
+	DefaultMaxConns = 1 << 18
 )
 
 // Config configures a Cop or a Handler. Start from DefaultConfig: every
@@ -34,6 +39,11 @@ type Config struct {
 	// Continuation is the pause after a pass that hit its budget; at most
 	// Tick.
 	Continuation time.Duration
+	// MaxConns bounds the thread's connection queue: opening a connection
+	// when MaxConns are open first evicts the least recently active one
+	// (its last opening or NetActivity is the oldest), which is closed and
+	// reported to the handler as an Evicted timeout (TW-10).
+	MaxConns int
 	// Audit turns on the opt-in audit (the seed's inactivity_cop_audit
 	// debug tag): every pass then checks every open connection for a live
 	// deadline the wheel will never visit or holds too late (TW-7). It
@@ -46,13 +56,15 @@ type Config struct {
 }
 
 // DefaultConfig returns the seed's configuration: 1 s tick, 4,096 buckets,
-// budget 4,096, 1 ms continuation, audit off.
+// budget 4,096, 1 ms continuation, audit off, and a queue of
+// DefaultMaxConns connections.
 func DefaultConfig() Config {
 	return Config{
 		Tick:         DefaultTick,
 		Buckets:      DefaultBuckets,
 		Budget:       DefaultBudget,
 		Continuation: DefaultContinuation,
+		MaxConns:     DefaultMaxConns,
 	}
 }
 
@@ -67,6 +79,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("inactivitycop: Budget must be positive, got %d", c.Budget)
 	case c.Continuation <= 0 || c.Continuation > c.Tick:
 		return fmt.Errorf("inactivitycop: Continuation must be in (0, Tick=%v], got %v", c.Tick, c.Continuation)
+	case c.MaxConns <= 0:
+		return fmt.Errorf("inactivitycop: MaxConns must be positive, got %d", c.MaxConns)
 	}
 	return nil
 }

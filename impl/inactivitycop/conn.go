@@ -15,6 +15,10 @@ const (
 	Inactivity Kind = iota + 1
 	// Active: the connection's active timeout (total lifetime) passed.
 	Active
+	// Evicted: the connection was evicted from its thread's full queue to
+	// make room for a new one (TW-10). It is closed: it left the queue and
+	// the wheel, so it never times out again.
+	Evicted
 )
 
 func (k Kind) String() string {
@@ -23,6 +27,8 @@ func (k Kind) String() string {
 		return "inactivity"
 	case Active:
 		return "active"
+	case Evicted:
+		return "evicted"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -32,10 +38,14 @@ func (k Kind) String() string {
 // ID may be read at any time; the other accessors read state the cop
 // changes, so under a Handler read them inside Handler.Do.
 type Conn struct {
-	timer             connTimer
-	cop               *Cop
-	id                uint64
-	idx               int // position in cop.conns; -1 once closed
+	timer connTimer
+	cop   *Cop
+	id    uint64
+	// older and newer link the thread's connection queue, least recently
+	// active first; queued says the connection is in it.
+	older, newer      *Conn
+	queued            bool
+	closed            bool
 	inactivityTimeout time.Duration
 	inactivityAt      time.Time
 	activeAt          time.Time
@@ -57,8 +67,8 @@ func (t *connTimer) Expired(now time.Time) { t.c.cop.expired(t.c, now) }
 // ID returns the connection's number: 1, 2, 3... per Cop, in opening order.
 func (c *Conn) ID() uint64 { return c.id }
 
-// Closed reports whether the connection was closed.
-func (c *Conn) Closed() bool { return c.idx < 0 }
+// Closed reports whether the connection was closed (or evicted).
+func (c *Conn) Closed() bool { return c.closed }
 
 // InactivityTimeout returns the armed inactivity timeout, 0 if none.
 func (c *Conn) InactivityTimeout() time.Duration { return c.inactivityTimeout }

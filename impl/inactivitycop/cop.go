@@ -17,12 +17,16 @@ var ErrConn = errors.New("inactivitycop: connection is closed or belongs to anot
 // Handler: it never reads a clock (every call takes now), starts no tasks
 // and is not safe for concurrent use.
 type Cop struct {
-	cfg      Config
-	m        *Metrics
-	wheel    *timerwheel.Wheel
-	conns    []*Conn
-	nextID   uint64
-	timeouts []Timeout // the current pass's, reused
+	cfg   Config
+	m     *Metrics
+	wheel *timerwheel.Wheel
+	// The connection queue, least recently active first (TW-10): a
+	// connection moves to its newest end when it opens and on every
+	// NetActivity; a full queue evicts from its oldest end.
+	oldest, newest *Conn
+	n              int
+	nextID         uint64
+	timeouts       []Timeout // the current pass's, reused
 }
 
 // NewCop returns a cop whose wheel's tick 0 starts at origin.
@@ -51,23 +55,79 @@ func (p *Cop) Metrics() *Metrics { return p.m }
 func (p *Cop) Wheel() *timerwheel.Wheel { return p.wheel }
 
 // Len returns the number of open connections.
-func (p *Cop) Len() int { return len(p.conns) }
+func (p *Cop) Len() int { return p.n }
 
-// Conns returns the open connections in the cop's internal order (which
-// changes when a connection closes). The slice is a copy.
-func (p *Cop) Conns() []*Conn { return append([]*Conn(nil), p.conns...) }
+// Conns returns the open connections in queue order: the least recently
+// active first, the next to be evicted. The slice is a copy.
+func (p *Cop) Conns() []*Conn {
+	out := make([]*Conn, 0, p.n)
+	for c := p.oldest; c != nil; c = c.newer {
+		out = append(out, c)
+	}
+	return out
+}
 
-// Open adds a connection with no timeout armed.
-func (p *Cop) Open() *Conn {
+// Open adds a connection with no timeout armed at the newest end of the
+// queue. If the queue already holds Config.MaxConns connections, the least
+// recently active one (whose opening or last NetActivity is the oldest) is
+// evicted first: it is closed, so it leaves the queue and the wheel and
+// never times out again, and it is returned as an Evicted timeout at now,
+// which the caller must report to the connection's handler (TW-10; a
+// Handler does). evicted is nil when the queue had room.
+func (p *Cop) Open(now time.Time) (c *Conn, evicted *Timeout) {
+	if p.n >= p.cfg.MaxConns {
+		to := p.evict(now)
+		evicted = &to
+	}
 	p.nextID++
-	c := &Conn{cop: p, id: p.nextID, idx: len(p.conns)}
+	c = &Conn{cop: p, id: p.nextID}
 	c.timer.c = c
-	p.conns = append(p.conns, c)
-	return c
+	p.enqueue(c)
+	return c, evicted
+}
+
+// evict makes room in a full queue: it closes the least recently active
+// connection and returns its Evicted timeout (TW-10).
+func (p *Cop) evict(now time.Time) Timeout {
+	c := p.oldest
+	p.m.Evicted.Inc()
+	p.Close(c) // TW-10: an evicted connection leaves the queue and the wheel, so it never fires again
+	return Timeout{Conn: c, Kind: Evicted, At: now}
+}
+
+// enqueue links c at the newest end of the queue.
+func (p *Cop) enqueue(c *Conn) {
+	c.older, c.newer, c.queued = p.newest, nil, true
+	if p.newest != nil {
+		p.newest.newer = c
+	} else {
+		p.oldest = c
+	}
+	p.newest = c
+	p.n++
+}
+
+// unqueue unlinks c from the queue; a connection not in it is left alone.
+func (p *Cop) unqueue(c *Conn) {
+	if !c.queued {
+		return
+	}
+	if c.older != nil {
+		c.older.newer = c.newer
+	} else {
+		p.oldest = c.newer
+	}
+	if c.newer != nil {
+		c.newer.older = c.older
+	} else {
+		p.newest = c.older
+	}
+	c.older, c.newer, c.queued = nil, nil, false
+	p.n--
 }
 
 func (p *Cop) own(c *Conn) error {
-	if c == nil || c.cop != p || c.idx < 0 {
+	if c == nil || c.cop != p || c.closed {
 		return ErrConn
 	}
 	return nil
@@ -109,9 +169,17 @@ func (p *Cop) SetActiveTimeout(c *Conn, now time.Time, d time.Duration) error {
 // NetActivity is the hot path of every read and write: it pushes an armed
 // inactivity deadline to now+timeout, never earlier, and does not touch the
 // wheel (TW-1: the wheel may hold an earlier deadline; the pass that finds
-// it re-arms). It ignores closed and foreign connections.
+// it re-arms). It moves the connection to the newest end of the queue
+// (TW-10: evicted last). It ignores closed and foreign connections.
 func (p *Cop) NetActivity(c *Conn, now time.Time) {
-	if p.own(c) != nil || c.inactivityTimeout <= 0 {
+	if p.own(c) != nil {
+		return
+	}
+	if c != p.newest { // the most recently active connection is evicted last (TW-10)
+		p.unqueue(c)
+		p.enqueue(c)
+	}
+	if c.inactivityTimeout <= 0 {
 		return
 	}
 	if at := now.Add(c.inactivityTimeout); at.After(c.inactivityAt) {
@@ -119,17 +187,15 @@ func (p *Cop) NetActivity(c *Conn, now time.Time) {
 	}
 }
 
-// Close removes the connection from the cop and the wheel; closing twice
+// Close removes the connection from the queue and the wheel; closing twice
 // is a no-op.
 func (p *Cop) Close(c *Conn) {
 	if p.own(c) != nil {
 		return
 	}
 	p.wheel.Cancel(&c.timer)
-	last := p.conns[len(p.conns)-1]
-	p.conns[c.idx], last.idx = last, c.idx
-	p.conns = p.conns[:len(p.conns)-1]
-	c.idx = -1
+	p.unqueue(c)
+	c.closed = true
 	c.inactivityTimeout, c.inactivityAt, c.activeAt = 0, time.Time{}, time.Time{}
 }
 

@@ -27,6 +27,14 @@ func newCop(t testing.TB, mod func(*inactivitycop.Config)) *inactivitycop.Cop {
 	return cop
 }
 
+// openConn opens a connection on a cop whose queue has room.
+func openConn(t testing.TB, cop *inactivitycop.Cop) *inactivitycop.Conn {
+	t.Helper()
+	c, evicted := cop.Open(origin)
+	require.Nil(t, evicted, "the queue had room")
+	return c
+}
+
 func TestConfigValidation(t *testing.T) {
 	require.NoError(t, inactivitycop.DefaultConfig().Validate())
 	for _, tc := range []struct {
@@ -40,6 +48,7 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *inactivitycop.Config) { c.Budget = -5 }, "Budget must be positive"},
 		{func(c *inactivitycop.Config) { c.Continuation = 0 }, "Continuation must be in"},
 		{func(c *inactivitycop.Config) { c.Continuation = 2 * time.Second }, "Continuation must be in"},
+		{func(c *inactivitycop.Config) { c.MaxConns = 0 }, "MaxConns must be positive"},
 	} {
 		cfg := inactivitycop.DefaultConfig()
 		tc.mod(&cfg)
@@ -62,7 +71,7 @@ func TestDefaultsFromSeed(t *testing.T) {
 
 func TestBadInputIsAnError(t *testing.T) {
 	cop, other := newCop(t, nil), newCop(t, nil)
-	c := cop.Open()
+	c := openConn(t, cop)
 	assert.ErrorContains(t, cop.SetInactivityTimeout(c, origin, -time.Second), "negative")
 	assert.ErrorContains(t, cop.SetActiveTimeout(c, origin, -time.Second), "negative")
 	assert.ErrorIs(t, other.SetInactivityTimeout(c, origin, time.Second), inactivitycop.ErrConn)
@@ -80,7 +89,7 @@ func TestBadInputIsAnError(t *testing.T) {
 // setters re-arm, so shortening moves the wheel deadline earlier.
 func TestActivityLeavesWheelAloneSettersRearm(t *testing.T) {
 	cop := newCop(t, nil)
-	c := cop.Open()
+	c := openConn(t, cop)
 	_, held := c.WheelDeadline()
 	assert.False(t, held, "no timeout, not in the wheel")
 	require.NoError(t, cop.SetInactivityTimeout(c, sec(0), 10*time.Second))
@@ -111,7 +120,7 @@ func TestActivityLeavesWheelAloneSettersRearm(t *testing.T) {
 // connection, inactivity first; one not yet passed stays armed.
 func TestKindsAndDisarm(t *testing.T) {
 	cop := newCop(t, nil)
-	c := cop.Open()
+	c := openConn(t, cop)
 	require.NoError(t, cop.SetInactivityTimeout(c, sec(0), 2*time.Second))
 	require.NoError(t, cop.SetActiveTimeout(c, sec(0), 10*time.Second))
 	r := cop.Pass(sec(2))
@@ -130,7 +139,7 @@ func TestKindsAndDisarm(t *testing.T) {
 	assert.Equal(t, inactivitycop.Active, r.Timeouts[0].Kind)
 	assert.True(t, c.Deadline().IsZero())
 
-	both := cop.Open()
+	both := openConn(t, cop)
 	require.NoError(t, cop.SetActiveTimeout(both, sec(11), 3*time.Second))
 	require.NoError(t, cop.SetInactivityTimeout(both, sec(11), 2*time.Second))
 	r = cop.Pass(sec(15))
@@ -153,7 +162,7 @@ func TestIdleConnectionsCostNothing(t *testing.T) {
 	const n = 100_000
 	cop := newCop(t, nil)
 	for i := range n {
-		c := cop.Open()
+		c := openConn(t, cop)
 		require.NoError(t, cop.SetInactivityTimeout(c, sec(0), time.Duration(60+i%240)*time.Second))
 	}
 	for s := 0; s <= 60; s++ { // the cop's grid: one pass per tick from the origin
@@ -181,7 +190,7 @@ func TestBudgetAndMetrics(t *testing.T) {
 	var reg stats.Registry
 	m.Register(&reg)
 	for range 10 {
-		c := cop.Open()
+		c := openConn(t, cop)
 		require.NoError(t, cop.SetActiveTimeout(c, sec(0), 1500*time.Millisecond))
 	}
 	var visited, fired, exhausted int
@@ -215,7 +224,7 @@ func TestBudgetAndMetrics(t *testing.T) {
 // is caught up in one pass, and the passes after it visit nothing.
 func TestRingWrapAndLongPause(t *testing.T) {
 	cop := newCop(t, func(c *inactivitycop.Config) { c.Buckets = 8 })
-	long := cop.Open()
+	long := openConn(t, cop)
 	require.NoError(t, cop.SetInactivityTimeout(long, sec(0), 20*time.Second))
 	visits := 0
 	for s := 1; s <= 21; s++ {
@@ -230,7 +239,7 @@ func TestRingWrapAndLongPause(t *testing.T) {
 	assert.Equal(t, 3, visits, "ticks 5, 13 and 21")
 
 	for range 50 {
-		c := cop.Open()
+		c := openConn(t, cop)
 		require.NoError(t, cop.SetInactivityTimeout(c, sec(21), 1000*time.Second)) // tick 1022, slot 6
 	}
 	r := cop.Pass(sec(200)) // a 179 s pause: 22 rings
@@ -246,4 +255,52 @@ func TestRingWrapAndLongPause(t *testing.T) {
 		}
 		assert.Equal(t, want, r.Visited, "pass at %ds", s)
 	}
+}
+
+// TW-10: a full queue evicts the least recently active connection (opening
+// and NetActivity count, setters do not), reports it once as an Evicted
+// timeout, counts it, and takes it out of the queue and the wheel: it never
+// fires, even once its old deadline has long passed.
+func TestEvictionFromFullQueue(t *testing.T) {
+	m := new(inactivitycop.Metrics)
+	cop := newCop(t, func(c *inactivitycop.Config) { c.MaxConns = 3; c.Metrics = m })
+	var conns []*inactivitycop.Conn
+	for i := range 3 {
+		c, evicted := cop.Open(sec(float64(i)))
+		require.Nil(t, evicted)
+		require.NoError(t, cop.SetInactivityTimeout(c, sec(float64(i)), 5*time.Second))
+		conns = append(conns, c)
+	}
+	a, b, c := conns[0], conns[1], conns[2]
+	cop.NetActivity(a, sec(3))                                     // a is now the most recent: order b, c, a
+	require.NoError(t, cop.SetActiveTimeout(b, sec(3), time.Hour)) // a setter is not activity
+	assert.Equal(t, []*inactivitycop.Conn{b, c, a}, cop.Conns())
+
+	d, evicted := cop.Open(sec(3.5))
+	require.NotNil(t, evicted)
+	assert.Equal(t, inactivitycop.Timeout{Conn: b, Kind: inactivitycop.Evicted, At: sec(3.5)}, *evicted)
+	assert.True(t, b.Closed())
+	_, held := b.WheelDeadline()
+	assert.False(t, held, "an evicted connection leaves the wheel")
+	assert.True(t, b.Deadline().IsZero())
+	assert.Equal(t, []*inactivitycop.Conn{c, a, d}, cop.Conns())
+	assert.Equal(t, 3, cop.Len())
+	assert.Equal(t, int64(1), m.Evicted.Value())
+	assert.Equal(t, 2, cop.Wheel().Len(), "a and c are armed; d has no timeout")
+	cop.NetActivity(b, sec(4)) // ignored: closed
+	assert.ErrorIs(t, cop.SetInactivityTimeout(b, sec(4), time.Second), inactivitycop.ErrConn)
+
+	_, evicted = cop.Open(sec(4.5)) // c is the oldest now
+	require.NotNil(t, evicted)
+	assert.Equal(t, c, evicted.Conn)
+	var fired []uint64
+	for s := 1; s <= 20; s++ {
+		for _, to := range cop.Pass(sec(float64(s))).Timeouts {
+			fired = append(fired, to.Conn.ID())
+		}
+	}
+	assert.Equal(t, []uint64{a.ID()}, fired, "only a times out: b and c were evicted before their deadlines")
+	assert.Equal(t, int64(2), m.Evicted.Value())
+	assert.Equal(t, int64(1), m.Fired.Value(), "evictions are not fired timeouts")
+	assert.Equal(t, "evicted", inactivitycop.Evicted.String())
 }

@@ -2,7 +2,7 @@
 // Apache Traffic Server's inactivity cop does after PR #13821: instead of
 // walking every connection once a second, each net thread keeps its
 // connections in a timer wheel (package timerwheel) and a pass looks only
-// at the connections whose deadline has come due. Claims TW-1..TW-9 of the
+// at the connections whose deadline has come due. Claims TW-1..TW-10 of the
 // project's CLAIMS.md.
 //
 // # Pieces
@@ -36,6 +36,19 @@
 // decision. The semantics are those of the full-scan cop in the project's
 // model package, which fires the same connections at the same pass
 // instants.
+//
+// # The connection queue and eviction
+//
+// Each Cop keeps its open connections in a bounded queue ordered by
+// activity: a connection joins the newest end when it opens and moves there
+// on every NetActivity (setting or disarming a timeout is not activity).
+// Opening a connection when Config.MaxConns (default DefaultMaxConns) are
+// open first evicts the least recently active one, from the oldest end.
+// The evicted connection is closed, so it leaves the queue and the wheel
+// and never times out again, and it is reported exactly once as a Timeout
+// of Kind Evicted: Cop.Open returns it, Handler.Open hands it to the
+// callback. Evictions are counted in Metrics.Evicted (the seed's fix
+// "Report a timeout when evicting a connection from a full queue", TW-10).
 //
 // # Audit
 //

@@ -17,7 +17,8 @@ func Example() {
 		panic(err)
 	}
 	at := func(s int) time.Time { return start.Add(time.Duration(s) * time.Second) }
-	idle, busy := cop.Open(), cop.Open()
+	idle, _ := cop.Open(at(0))
+	busy, _ := cop.Open(at(0))
 	for _, c := range []*inactivitycop.Conn{idle, busy} {
 		if err := cop.SetInactivityTimeout(c, at(0), 5*time.Second); err != nil {
 			panic(err)

@@ -26,7 +26,9 @@ type Handler struct {
 // origin being now. onTimeout, which may be nil, is called once per fired
 // timeout, from the task running the pass, after the handler's lock is
 // released: it may call the handler (typically Close). Closing is its
-// business: a timed-out connection stays open until somebody closes it.
+// business: a timed-out connection stays open until somebody closes it. An
+// eviction from the full queue is reported the same way, once, from the
+// task whose Open evicted it; that connection is already closed.
 func NewHandler(r rt.Runtime, name string, cfg Config, onTimeout func(Timeout)) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -50,11 +52,18 @@ func NewHandler(r rt.Runtime, name string, cfg Config, onTimeout func(Timeout)) 
 // Metrics returns the counters the handler updates.
 func (h *Handler) Metrics() *Metrics { return h.cop.m }
 
-// Open adds a connection with no timeout armed.
+// Open adds a connection with no timeout armed. If the thread's queue is
+// full, the least recently active connection is evicted to make room
+// (Cop.Open): onTimeout receives its Evicted timeout, from the calling
+// task, after the lock is released and before Open returns (TW-10).
 func (h *Handler) Open() *Conn {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.cop.Open()
+	c, evicted := h.cop.Open(h.r.Now())
+	h.mu.Unlock()
+	if evicted != nil && h.onTimeout != nil {
+		h.onTimeout(*evicted) // TW-10: the evicted connection's handler gets exactly one timeout
+	}
+	return c
 }
 
 // SetInactivityTimeout arms the inactivity timeout at now+d (0 disarms).

@@ -82,3 +82,75 @@ func TestHandlerRealGoroutines(t *testing.T) {
 	assert.Zero(t, m.AuditLate.Value())
 	assert.GreaterOrEqual(t, m.PassMaxUS.Value()*m.Passes.Value(), m.PassTimeUS.Value(), "max >= mean")
 }
+
+// TW-10 in a real process, under the race detector: four goroutines open 60
+// connections each (with activity on their own) on a thread whose queue
+// holds 40, while the cop task (2 ms ticks) times connections out. Every
+// evicted connection gets exactly one Evicted callback, closed, and nothing
+// after it; the counter matches; 40 connections stay open.
+func TestHandlerRealEviction(t *testing.T) {
+	r := rt.Real()
+	cfg := inactivitycop.DefaultConfig()
+	cfg.Tick, cfg.Continuation, cfg.Budget, cfg.Buckets, cfg.MaxConns = 2*time.Millisecond, time.Millisecond, 8, 64, 40
+	logMu := r.NewMutex("log")
+	events := map[uint64][]inactivitycop.Kind{}
+	closedAtReport := true
+	h, err := inactivitycop.NewHandler(r, "net-0", cfg, func(to inactivitycop.Timeout) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		events[to.Conn.ID()] = append(events[to.Conn.ID()], to.Kind)
+		if to.Kind == inactivitycop.Evicted && !to.Conn.Closed() {
+			closedAtReport = false
+		}
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := h.Start(ctx)
+
+	const workers, perWorker = 4, 60
+	wg := r.NewWaitGroup("openers")
+	for w := range workers {
+		wg.Add(1)
+		r.Go(fmt.Sprint("opener-", w), func() {
+			defer wg.Done()
+			var mine []*inactivitycop.Conn
+			for i := range perWorker {
+				c := h.Open()
+				_ = h.SetInactivityTimeout(c, time.Duration(3+i%5)*time.Millisecond)
+				mine = append(mine, c)
+				h.NetActivity(mine[i/2])
+				if i%10 == 0 {
+					_ = r.Sleep(ctx, time.Millisecond)
+				}
+			}
+		})
+	}
+	require.NoError(t, wg.Wait(ctx))
+	require.NoError(t, r.Sleep(ctx, 30*time.Millisecond)) // every deadline passes
+	cancel()
+	require.NoError(t, done.Wait(context.Background()))
+
+	logMu.Lock()
+	defer logMu.Unlock()
+	evicted := 0
+	for id, ks := range events { //windtunnel:unordered counting
+		n := 0
+		for _, k := range ks {
+			if k == inactivitycop.Evicted {
+				n++
+			}
+		}
+		if n > 0 {
+			evicted++
+			assert.Equal(t, 1, n, "conn %d: one eviction event", id)
+			assert.Equal(t, inactivitycop.Evicted, ks[len(ks)-1], "conn %d: nothing after its eviction (%v)", id, ks)
+		}
+	}
+	assert.Equal(t, workers*perWorker-40, evicted)
+	assert.True(t, closedAtReport, "an evicted connection is closed when it is reported")
+	assert.Equal(t, int64(evicted), h.Metrics().Evicted.Value())
+	open := 0
+	h.Do(func(cop *inactivitycop.Cop, _ time.Time) { open = cop.Len() })
+	assert.Equal(t, 40, open)
+}

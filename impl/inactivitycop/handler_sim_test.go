@@ -193,3 +193,81 @@ func runRandomWorkload(t *testing.T, seed uint64) (sim.Result, []fired) {
 	})
 	return res, log
 }
+
+// TW-10 under the simulator: four tasks open 50 connections each on a
+// thread whose queue holds 32, arming each with a short timeout and making
+// activity on their own. Each of the 168 evicted connections gets exactly
+// one callback, Evicted, as the last event it ever gets (none of its
+// timeouts fires afterwards), from the task whose Open evicted it and
+// before that Open returns; the counter matches; 32 stay open.
+func TestHandlerSimEviction(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		events := map[uint64][]inactivitycop.Kind{}
+		var evicted []uint64
+		var counted int64
+		var open int
+		res := sim.Run(sim.Config{Seed: seed}, func(s *sim.Sim) {
+			cfg := inactivitycop.DefaultConfig()
+			cfg.MaxConns = 32
+			var h *inactivitycop.Handler
+			opening := 0 // tasks inside h.Open
+			h, err := inactivitycop.NewHandler(s, "net-0", cfg, func(to inactivitycop.Timeout) {
+				events[to.Conn.ID()] = append(events[to.Conn.ID()], to.Kind)
+				if to.Kind != inactivitycop.Evicted {
+					return
+				}
+				evicted = append(evicted, to.Conn.ID())
+				if !to.Conn.Closed() {
+					s.Failf("evicted conn %d is not closed", to.Conn.ID())
+				}
+				if opening == 0 {
+					s.Failf("conn %d's eviction was reported outside the Open that evicted it", to.Conn.ID())
+				}
+			})
+			if err != nil {
+				s.Failf("%v", err)
+			}
+			ctx, cancel := s.WithCancel(context.Background())
+			done := h.Start(ctx)
+			wg := s.NewWaitGroup("openers")
+			for w := range 4 {
+				wg.Add(1)
+				s.Go(fmt.Sprintf("opener-%d", w), func() {
+					defer wg.Done()
+					var mine []*inactivitycop.Conn
+					for range 50 {
+						_ = s.Sleep(ctx, time.Duration(1+s.Rand().IntN(300))*time.Millisecond)
+						if len(mine) > 0 && s.Rand().IntN(3) == 0 {
+							h.NetActivity(mine[s.Rand().IntN(len(mine))])
+						}
+						opening++
+						c := h.Open()
+						opening--
+						mine = append(mine, c)
+						_ = h.SetInactivityTimeout(c, time.Duration(2+s.Rand().IntN(4))*time.Second)
+					}
+				})
+			}
+			_ = wg.Wait(context.Background())
+			_ = s.Sleep(context.Background(), 10*time.Second)
+			cancel()
+			_ = done.Wait(context.Background())
+			counted = h.Metrics().Evicted.Value()
+			h.Do(func(cop *inactivitycop.Cop, _ time.Time) { open = cop.Len() })
+		})
+		require.NoError(t, res.Err, "seed %d", seed)
+		assert.Len(t, evicted, 200-32, "seed %d", seed)
+		assert.Equal(t, int64(len(evicted)), counted)
+		assert.Equal(t, 32, open)
+		for _, id := range evicted {
+			n := 0
+			for _, k := range events[id] {
+				if k == inactivitycop.Evicted {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "conn %d: exactly one eviction event", id)
+			assert.Equal(t, inactivitycop.Evicted, events[id][len(events[id])-1], "conn %d: nothing after its eviction", id)
+		}
+	}
+}

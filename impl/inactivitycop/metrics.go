@@ -23,11 +23,16 @@ type Metrics struct {
 	Lookups stats.Counter
 	// AuditLost and AuditLate count what the opt-in audit found (TW-7).
 	AuditLost, AuditLate stats.Counter
+	// Evicted counts connections evicted from a full queue, each reported
+	// to its handler as an Evicted timeout (TW-10). They are not in Fired,
+	// which counts the timeouts passes fire.
+	Evicted stats.Counter
 }
 
 // Register names the metrics in r: inactivity_cop_passes, _visited,
 // _fired, _pass_time_us, _pass_max_us and _budget_exhausted from the seed,
-// plus inactivity_cop_lookups and inactivity_cop_audit_lost / _late.
+// plus inactivity_cop_lookups, inactivity_cop_audit_lost / _late and
+// inactivity_cop_evicted.
 func (m *Metrics) Register(r *stats.Registry) {
 	r.Counter("inactivity_cop_passes", "Inactivity cop passes, continuations included.", &m.Passes)
 	r.Counter("inactivity_cop_visited", "Connections whose deadline a cop pass re-read.", &m.Visited)
@@ -38,4 +43,5 @@ func (m *Metrics) Register(r *stats.Registry) {
 	r.Counter("inactivity_cop_lookups", "Per-connection mutex/thread lookups done by cop passes.", &m.Lookups)
 	r.Counter("inactivity_cop_audit_lost", "Connections with a live deadline the wheel does not hold (audit).", &m.AuditLost)
 	r.Counter("inactivity_cop_audit_late", "Connections the wheel holds later than their deadline (audit).", &m.AuditLate)
+	r.Counter("inactivity_cop_evicted", "Connections evicted from a full connection queue, each reported as a timeout.", &m.Evicted)
 }

@@ -11,8 +11,8 @@ import (
 type Timeout struct {
 	Conn     *Conn
 	Kind     Kind
-	Deadline time.Time // the deadline that passed
-	At       time.Time // the instant of the pass that found it
+	Deadline time.Time // the deadline that passed; zero for Evicted
+	At       time.Time // the instant of the pass that found it, or of the opening that evicted it
 }
 
 // PassResult is what one pass did; the counts are exact (TW-3, TW-8).
@@ -101,8 +101,8 @@ type Audit struct {
 // Audit checks every open connection against the TW-1 contract (TW-7). It
 // costs a full scan; Pass runs it when Config.Audit is on.
 func (p *Cop) Audit() Audit {
-	a := Audit{Checked: len(p.conns)}
-	for _, c := range p.conns {
+	a := Audit{Checked: p.n}
+	for c := p.oldest; c != nil; c = c.newer {
 		switch p.wheel.Check(&c.timer) {
 		case timerwheel.Lost:
 			a.Lost = append(a.Lost, c)
