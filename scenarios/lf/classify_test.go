@@ -1,0 +1,255 @@
+package lf
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+)
+
+// lf1Table is LF-1's classification table: the claim's cases (span
+// directives, field directives, whitespace, empty segments, empty targets,
+// empty levels, bad levels) and their neighbours, each with the answer the
+// claim's words give.
+var lf1Table = []struct {
+	list  string
+	plain bool
+	why   string
+}{
+	{"", true, "no directives at all"},
+	{"info", true, "a bare level"},
+	{"OFF", true, "a bare level in upper case"},
+	{"trace,off", true, "two bare levels"},
+	{"warn,buzz_relay=debug", true, "the relay's kind of list"},
+	{"buzz_relay::conn::tls=trace,buzz_relayer=off", true, "nested target and a lookalike"},
+	{"  info  ,\tbuzz_relay=debug\n", true, "whitespace around segments is trimmed"},
+	{"\u00a0warn\u00a0,buzz_relay=info ", true, "non-breaking spaces are whitespace too"},
+	{"info,,buzz_relay=debug,", true, "empty segments are ignored"},
+	{" , , ", true, "only empty segments"},
+	{",", true, "one comma"},
+	{"info=debug", true, "a target spelt like a level"},
+	{"Buzz_Relay=Debug,x=TRACE", true, "level names in any case"},
+	{"a.b-c::d_e=info", true, "'.', '-' and '_' in target words"},
+	{"buzz_relay=debug,buzz_relay=error", true, "a repeated target"},
+	{"é::ü=warn", true, "letters beyond ASCII"},
+
+	{"[conn]=debug", false, "span directive"},
+	{"[conn]", false, "span directive without a level"},
+	{"info,[conn]=debug", false, "span directive after a plain one"},
+	{"buzz_relay[conn]=debug", false, "target and span"},
+	{"buzz_relay[conn]", false, "target and span, no level"},
+	{"buzz_relay[]=debug", false, "empty span brackets still name a span"},
+	{" buzz_relay[conn]=debug ", false, "span directive with whitespace around it"},
+	{"[{peer=a}]=debug", false, "field directive"},
+	{"buzz_relay[conn{peer=a}]=trace", false, "span with a field"},
+	{"[conn{peer=a,shard=3}]=info,warn", false, "span with two fields (a comma inside braces)"},
+	{"{peer=a}=debug", false, "a field list outside brackets"},
+	{"x{a=1}=debug", false, "a brace after a target"},
+	{"]=debug", false, "a stray closing bracket"},
+	{"buzz_relay=[conn]", false, "brackets in the level"},
+	{"=debug", false, "empty target"},
+	{" =debug", false, "empty target after trimming"},
+	{"info,=warn", false, "empty target after a plain segment"},
+	{"=", false, "empty target and level"},
+	{"buzz_relay=", false, "empty level"},
+	{"info,buzz_relay= ", false, "empty level after trimming"},
+	{"buzz_relay::conn=,info", false, "empty level of a nested target"},
+	{"buzz_relay", false, "a bare target"},
+	{"buzz_relay=verbose", false, "bad level"},
+	{"verbose", false, "a bad bare level"},
+	{"warning", false, "a level misspelt"},
+	{"buzz_relay=5", false, "numeric levels are not levels"},
+	{"buzz_relay=infos", false, "a level with a suffix"},
+	{"buzz_relay=debug=info", false, "two '='"},
+	{"buzz_relay= debug", false, "whitespace inside the segment is not trimmed away"},
+	{"buzz_relay =debug", false, "whitespace inside the target"},
+	{"buzz relay=debug", false, "a space inside the target"},
+	{"buzz:relay=debug", false, "a single ':' is not a separator"},
+	{"buzz_relay::=debug", false, "empty last word of a target"},
+	{"::buzz=debug", false, "empty first word of a target"},
+	{"github.com/x=debug", false, "a path that is not a target"},
+}
+
+// lf1Tally is what LF-1's check counted.
+type lf1Tally struct {
+	smp                         claims.Sample
+	table, built, pieces, plain int
+	lockFree, locking, rejected int
+}
+
+// judge classifies one list: the reference's answer (and the expected one,
+// when the list's construction gives it), IsPlain's, and the path New took,
+// observed from outside (locks created and taken) and as Kind says.
+func (tl *lf1Tally) judge(list string, want *bool, why string) {
+	smp := &tl.smp
+	smp.Of++
+	wrong := onceWrong(smp, fmt.Sprintf("list %q (%s): ", list, why))
+	ref := refPlain(list)
+	if ref {
+		tl.plain++
+	}
+	if want != nil && *want != ref {
+		wrong("the reference says plain=%v, the claim's reading %v", ref, *want)
+	}
+	if got := logfilter.IsPlain(list); got != ref {
+		wrong("IsPlain says %v, the reference %v", got, ref)
+	}
+	path, kind, err := observePath(list)
+	_, saErr := logfilter.NewSpanAware(rt.Real(), list)
+	switch {
+	case err == nil && path == pathLockFree:
+		tl.lockFree++
+	case err == nil && path == pathLocking:
+		tl.locking++
+	case err != nil:
+		tl.rejected++
+	}
+	if ref {
+		switch {
+		case err != nil:
+			wrong("plain, but New rejected it: %v", err)
+		case path != pathLockFree || kind != logfilter.KindTargets:
+			wrong("plain, but New's filter took the %s path (observed: %s)", kind, path)
+		}
+		return
+	}
+	// Not plain: New is the span-aware filter, its result and error alike.
+	switch {
+	case errText(err) != errText(saErr):
+		wrong("not plain: New's error %q is not the span-aware filter's %q", errText(err), errText(saErr))
+	case err == nil && (path != pathLocking || kind != logfilter.KindSpanAware):
+		wrong("not plain, but New's filter took the %s path (observed: %s)", kind, path)
+	}
+}
+
+// TestLF1_Classification checks LF-1: a directive list filters through the
+// lock-free target table exactly when it is plain. Each list of the table,
+// and of two generators (lists built from segments of known kind, and lists
+// glued from the characters that matter), is classified by a reference
+// written from the claim's words and compared with IsPlain and with the
+// path New took, observed from outside the package: New on a counting
+// runtime, then a span entered and exited: the target path creates no lock
+// and takes none, the span-aware path creates one and takes a read lock per
+// enter and per exit. Lists that are not plain must get exactly what the
+// span-aware filter gives (the same error for those it rejects).
+func TestLF1_Classification(t *testing.T) {
+	var tl lf1Tally
+	defer func() { tl.report(t) }()
+	for _, c := range lf1Table {
+		tl.table++
+		tl.judge(c.list, &c.plain, c.why)
+	}
+	seen := map[string]bool{}
+	// Lists from segments of known kind: plain exactly when every segment
+	// is of a plain kind.
+	rapid.Check(t, func(rq *rapid.T) {
+		n := rapid.IntRange(0, 6).Draw(rq, "segments")
+		onlyPlain := rapid.Bool().Draw(rq, "only plain kinds")
+		segs := make([]string, n)
+		plain := true
+		for i := range segs {
+			seg, ok := lf1Segment(rq, onlyPlain)
+			segs[i], plain = seg, plain && ok
+		}
+		list := strings.Join(segs, ",")
+		if seen[list] {
+			return
+		}
+		seen[list] = true
+		tl.built++
+		wrong := tl.smp.Wrong
+		tl.judge(list, &plain, "generated from segments")
+		if tl.smp.Wrong > wrong {
+			rq.Fatalf("%s", tl.smp.Witness)
+		}
+	})
+	// Lists glued from pieces, most near the boundary between plain and
+	// not: only the reference says what is right.
+	pieces := []string{
+		"info", "DEBUG", "Trace", "warn", "error", "off", "verbose", "5", "",
+		"buzz_relay", "buzz_relay::conn", "buzz_relayer", "a", "a::", ":", "::", "x.y-z",
+		"=", "==", "[", "]", "[conn]", "{", "}", "{peer=a}", ",", ",,", " ", "\t", "\u00a0", "é", "²", "/",
+	}
+	rapid.Check(t, func(rq *rapid.T) {
+		var b strings.Builder
+		for range rapid.IntRange(0, 12).Draw(rq, "pieces") {
+			b.WriteString(rapid.SampledFrom(pieces).Draw(rq, "piece"))
+		}
+		list := b.String()
+		if seen[list] {
+			return
+		}
+		seen[list] = true
+		tl.pieces++
+		wrong := tl.smp.Wrong
+		tl.judge(list, nil, "glued from pieces")
+		if tl.smp.Wrong > wrong {
+			rq.Fatalf("%s", tl.smp.Witness)
+		}
+	})
+}
+
+// lf1Segment draws one segment of a known kind (of a plain kind, with
+// onlyPlain) and says whether the kind is plain.
+func lf1Segment(t *rapid.T, onlyPlain bool) (string, bool) {
+	level := rapid.SampledFrom([]string{"trace", "debug", "info", "warn", "error", "off"}).Draw(t, "level")
+	switch rapid.IntRange(0, 2).Draw(t, "case") {
+	case 1:
+		level = strings.ToUpper(level)
+	case 2:
+		level = strings.ToUpper(level[:1]) + level[1:]
+	}
+	word := rapid.SampledFrom([]string{"buzz_relay", "conn", "tls", "buzz_relayer", "x.y-z", "é", "a1"})
+	target := strings.Join(rapid.SliceOfN(word, 1, 3).Draw(t, "words"), "::")
+	pad := func(s string) string {
+		ws := rapid.SampledFrom([]string{"", " ", "\t", "\n", "  "})
+		return ws.Draw(t, "before") + s + ws.Draw(t, "after")
+	}
+	kinds := []struct {
+		seg   string
+		plain bool
+	}{
+		{level, true},
+		{target + "=" + level, true},
+		{"", true}, // an empty segment
+		{target + "[conn]=" + level, false},
+		{"[" + rapid.SampledFrom([]string{"conn", "request", ""}).Draw(t, "span") + "]=" + level, false},
+		{target + "[conn{peer=a}]=" + level, false},
+		{"[{peer=a}]=" + level, false},
+		{target + "=", false},        // an empty level
+		{"=" + level, false},         // an empty target
+		{target + "=verbose", false}, // a bad level
+		{target + "=" + level + "=" + level, false},
+		{target, false},                // a bare target
+		{target + " =" + level, false}, // whitespace inside
+		{target + ":=" + level, false},
+	}
+	n := len(kinds)
+	if onlyPlain {
+		n = 3 // the plain kinds come first
+	}
+	k := kinds[rapid.IntRange(0, n-1).Draw(t, "kind")]
+	return pad(k.seg), k.plain
+}
+
+func (tl *lf1Tally) report(t *testing.T) {
+	t.Helper()
+	smp := tl.smp
+	verdict := claims.Holds
+	if smp.Wrong > 0 {
+		verdict = claims.Violated
+		t.Errorf("LF-1: %d of %d lists misclassified or misrouted; first: %s", smp.Wrong, smp.Of, smp.Witness)
+	}
+	claims.Report(t, claims.Record{
+		ID: "LF-1", Verdict: verdict,
+		Measured: fmt.Sprintf("%d of %d directive lists (%d from the table, %d built from segments of known kind, %d glued from pieces; %d plain by the reference) classified or routed otherwise than the reference says; observed from outside, New's filter was lock-free for %d lists, locking for %d, and %d were rejected as the span-aware parser rejects them",
+			smp.Wrong, smp.Of, tl.table, tl.built, tl.pieces, tl.plain, tl.lockFree, tl.locking, tl.rejected),
+		Bound: "0 wrong", Value: float64(smp.Wrong), Seeds: 1, Witness: smp.Witness,
+		Note: "deterministic table plus pgregory.net/rapid generators, no simulator; the path is observed by a counting rt.Runtime (locks created, read locks per span enter and exit) and compared with Kind()",
+	})
+}

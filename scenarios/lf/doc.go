@@ -1,0 +1,22 @@
+// Package lf holds the claim checks of the log filter (LF-1 to LF-5 of
+// CLAIMS.md; source text: the first half of
+// ../shared/seeds/open-channels-cache.txt), run against the production
+// code of impl/logfilter: the deterministic checks (LF-1 to LF-3) directly,
+// the concurrency checks (LF-4, LF-5) under the simulator with the
+// filters' locks on the simulated runtime.
+//
+//	LF-1  classify_test.go      a list takes the lock-free target table exactly when it is plain: a table and two generators against a reference classifier, the path observed from outside
+//	LF-2  differential_test.go  for plain lists the target table logs what the span-aware filter logs: 17+ fixed and generated lists, six targets, every level, inside and outside spans, captured output
+//	LF-3  emptylevel_test.go    `target=` is every level span-aware, ERROR in the target table, so it never takes the target path: directed lists and generated ones through LF-2's workload
+//	LF-4  spanscope_test.go     [conn]=debug holds only inside conn spans and the spans entered within them: tasks interleaving spans under the simulator, every event's fate checked, with probes
+//	LF-5  locks_test.go         0 lock acquisitions per span enter and exit on the target path, one read lock per span-aware filter (2 with logs and telemetry), counted under the simulator
+//	LF-5  bench_test.go         BenchmarkLF5_SpanEnterExit: 8 goroutines entering spans and logging dropped events, both paths in one run, and their ratio
+//
+// The references (the classifier, the reading of plain lists, LF-4's span
+// scopes) are written in the checks from the claims' words and share no
+// code with the package; paths and lock counts are observed through a
+// counting rt.Runtime (helpers_test.go), never taken from the package's
+// own description of itself. LF-5's counts come from
+// scenarios/claims.Table; the mutants these checks must catch are in
+// scenarios/mutants/lf.go.
+package lf

@@ -1,0 +1,558 @@
+package lf
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode"
+
+	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+)
+
+// The levels of the claims, as the package documents them on slog's scale:
+// tracing's TRACE is one step of 4 below slog.LevelDebug. The checks define
+// them here rather than reading them from the package.
+const (
+	levelTrace = slog.LevelDebug - 4
+	levelDebug = slog.LevelDebug
+	levelInfo  = slog.LevelInfo
+	levelWarn  = slog.LevelWarn
+	levelError = slog.LevelError
+)
+
+// namedLevels are the levels a directive can name (off aside).
+var namedLevels = []slog.Level{levelTrace, levelDebug, levelInfo, levelWarn, levelError}
+
+// eventLevels are every named level and the levels just below and just
+// above each, so that a comparison off by one shows, and one far above.
+var eventLevels = func() []slog.Level {
+	var out []slog.Level
+	for _, l := range namedLevels {
+		out = append(out, l-1, l, l+1)
+	}
+	return append(out, levelError+20)
+}()
+
+// eventTargets are the six event targets of the differential (LF-2): a
+// target, one nested in it and one nested twice, the prefix lookalike of the
+// first (buzz_relayer) and of the second (buzz_relay::connection), and an
+// unrelated target. Events are also logged from a logger without a target.
+var eventTargets = []string{
+	"buzz_relay",
+	"buzz_relay::conn",
+	"buzz_relay::conn::tls",
+	"buzz_relayer",
+	"buzz_relay::connection",
+	"other",
+}
+
+// allTargets are the event targets and the empty target of a logger that
+// sets none.
+var allTargets = append(append([]string{}, eventTargets...), "")
+
+// allLevels lets the wrapped handler pass everything: only the filter
+// decides what is written.
+const allLevels = slog.Level(-1 << 20)
+
+// textHandler writes records as text into buf, without the time, so that
+// the outputs of two filters can be compared byte for byte.
+func textHandler(buf *bytes.Buffer) slog.Handler {
+	return slog.NewTextHandler(buf, &slog.HandlerOptions{
+		Level: allLevels,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+}
+
+// lockCounter is an rt.Runtime that counts, from outside the package, the
+// locks created through it and every acquisition of them, and attributes
+// each acquisition to the operation in progress on the task that took it.
+//
+// Attribution works under the simulator without knowing task identities: a
+// task sets owner just before it calls into the package (do), and every
+// wrapped lock method, which is where the package can yield to another
+// task, remembers owner on entry and restores it when the inner call
+// returns, that is when its own task runs again. Only one task runs at a
+// time, so plain fields suffice. Under rt.Real() it is for one goroutine.
+type lockCounter struct {
+	rt.Runtime
+	// Mutexes counts the locks the package created (NewMutex, NewRWMutex).
+	Mutexes int
+	// Total is every acquisition; Unattributed those taken with no
+	// operation in progress, which a check keeps at zero.
+	Total, Unattributed locks
+	owner               *locks
+	// probe, if set, is told about contended acquisitions.
+	probe func(name string)
+}
+
+// locks counts acquisitions: read locks and write (exclusive) locks.
+type locks struct{ R, W int64 }
+
+func (l locks) String() string { return fmt.Sprintf("%d read, %d write", l.R, l.W) }
+
+func newLockCounter(r rt.Runtime) *lockCounter { return &lockCounter{Runtime: r} }
+
+// do runs f as the operation op: every lock acquisition f makes, on
+// whatever interleaving, is added to op.
+func (c *lockCounter) do(op *locks, f func()) {
+	c.owner = op
+	f()
+	c.owner = nil
+}
+
+// count attributes one acquisition and returns the owner to restore.
+func (c *lockCounter) count(write bool) *locks {
+	o := c.owner
+	target := o
+	if target == nil {
+		target = &c.Unattributed
+	}
+	if write {
+		c.Total.W++
+		target.W++
+	} else {
+		c.Total.R++
+		target.R++
+	}
+	return o
+}
+
+func (c *lockCounter) tell(name string) {
+	if c.probe != nil {
+		c.probe(name)
+	}
+}
+
+func (c *lockCounter) NewRWMutex(name string) rt.RWMutex {
+	c.Mutexes++
+	return &countedRW{RWMutex: c.Runtime.NewRWMutex(name), c: c}
+}
+
+func (c *lockCounter) NewMutex(name string) rt.Mutex {
+	c.Mutexes++
+	return &countedMutex{Mutex: c.Runtime.NewMutex(name), c: c}
+}
+
+// countedRW counts one reader/writer lock's acquisitions and tracks who
+// holds it, for the contention probes.
+type countedRW struct {
+	rt.RWMutex
+	c                         *lockCounter
+	readers, writers, waiting int
+}
+
+func (m *countedRW) RLock() {
+	o := m.contended()
+	m.RWMutex.RLock()
+	m.c.owner = o
+	m.readers++
+}
+
+func (m *countedRW) TryRLock() bool {
+	o := m.contended()
+	ok := m.RWMutex.TryRLock()
+	m.c.owner = o
+	if ok {
+		m.readers++
+	}
+	return ok
+}
+
+func (m *countedRW) RLockContext(ctx context.Context) error {
+	o := m.contended()
+	err := m.RWMutex.RLockContext(ctx)
+	m.c.owner = o
+	if err == nil {
+		m.readers++
+	}
+	return err
+}
+
+// contended counts a read acquisition and reports what it runs into.
+func (m *countedRW) contended() *locks {
+	if m.readers > 0 {
+		m.c.tell("lf/rlock-while-another-task-reads")
+	}
+	if m.writers > 0 || m.waiting > 0 {
+		m.c.tell("lf/rlock-behind-a-writer")
+	}
+	return m.c.count(false)
+}
+
+// RUnlock releases the lock: under the simulator the release itself is a
+// scheduling point, and the lock counts as held until it returns.
+func (m *countedRW) RUnlock() {
+	o := m.c.owner
+	m.RWMutex.RUnlock()
+	m.c.owner = o
+	m.readers--
+}
+
+func (m *countedRW) Lock() {
+	o := m.c.count(true)
+	m.waiting++
+	m.RWMutex.Lock()
+	m.c.owner = o
+	m.waiting--
+	m.writers++
+}
+
+func (m *countedRW) TryLock() bool {
+	o := m.c.count(true)
+	ok := m.RWMutex.TryLock()
+	m.c.owner = o
+	if ok {
+		m.writers++
+	}
+	return ok
+}
+
+func (m *countedRW) LockContext(ctx context.Context) error {
+	o := m.c.count(true)
+	m.waiting++
+	err := m.RWMutex.LockContext(ctx)
+	m.c.owner = o
+	m.waiting--
+	if err == nil {
+		m.writers++
+	}
+	return err
+}
+
+func (m *countedRW) Unlock() {
+	o := m.c.owner
+	m.RWMutex.Unlock()
+	m.c.owner = o
+	m.writers--
+}
+
+type countedMutex struct {
+	rt.Mutex
+	c *lockCounter
+}
+
+func (m *countedMutex) Lock() {
+	o := m.c.count(true)
+	m.Mutex.Lock()
+	m.c.owner = o
+}
+
+func (m *countedMutex) TryLock() bool {
+	o := m.c.count(true)
+	ok := m.Mutex.TryLock()
+	m.c.owner = o
+	return ok
+}
+
+func (m *countedMutex) LockContext(ctx context.Context) error {
+	o := m.c.count(true)
+	err := m.Mutex.LockContext(ctx)
+	m.c.owner = o
+	return err
+}
+
+func (m *countedMutex) Unlock() {
+	o := m.c.owner
+	m.Mutex.Unlock()
+	m.c.owner = o
+}
+
+// Paths as the checks observe them from outside the package.
+const (
+	pathLockFree = "lock-free" // no lock created, none taken on enter and exit
+	pathLocking  = "locking"   // a lock created, one read lock per enter and per exit
+)
+
+// observePath builds New's filter for list on a counting runtime, installs
+// it alone, and enters and exits a matching and a non-matching span: the
+// target path creates no lock and takes none; the span-aware path creates
+// its lock and takes one read lock per enter and per exit. It returns the
+// observed path (or a description of anything else), the filter's own
+// Kind, and New's error.
+func observePath(list string) (string, logfilter.Kind, error) {
+	c := newLockCounter(rt.Real())
+	f, err := logfilter.New(c, list)
+	if err != nil {
+		return "", 0, err
+	}
+	spans := logfilter.NewSpans(f)
+	var start, enterExit, closing locks
+	var conn, plain *logfilter.Span
+	c.do(&start, func() {
+		conn = spans.Start("buzz_relay::conn", "conn", slog.String("peer", "a"))
+		plain = spans.Start("other", "request")
+	})
+	c.do(&enterExit, func() {
+		for _, sp := range []*logfilter.Span{conn, plain} {
+			sp.Exit(sp.Enter(context.Background()))
+		}
+	})
+	c.do(&closing, func() { conn.Close(); plain.Close() })
+	switch {
+	case c.Mutexes == 0 && c.Total == (locks{}):
+		return pathLockFree, f.Kind(), nil
+	case c.Mutexes == 1 && enterExit == (locks{R: 4}):
+		return pathLocking, f.Kind(), nil
+	}
+	return fmt.Sprintf("neither path: %d locks created; enter+exit of two spans took %v, start %v, close %v",
+		c.Mutexes, enterExit, start, closing), f.Kind(), nil
+}
+
+// workload logs an event at every event level from every target (and from
+// a logger without one), outside spans, inside a conn span, inside a
+// request span nested in it, back in conn, after conn, inside a request
+// span alone and after it, through a handler of f in a registry of its
+// own, and returns what the handler wrote and how many events it logged.
+func workload(f *logfilter.Filter) (string, int, error) {
+	var buf bytes.Buffer
+	spans := logfilter.NewSpans(f)
+	h, err := spans.Handler(textHandler(&buf), f)
+	if err != nil {
+		return "", 0, err
+	}
+	base := slog.New(h)
+	conn := spans.Start("buzz_relay::conn", "conn", slog.String("peer", "a"))
+	defer conn.Close()
+	req := spans.Start("other", "request", slog.Int("id", 7))
+	defer req.Close()
+	events := 0
+	logAll := func(ctx context.Context, where string) {
+		for _, target := range allTargets {
+			logger := base
+			if target != "" {
+				logger = base.With(logfilter.Target(target))
+			}
+			for _, l := range eventLevels {
+				logger.Log(ctx, l, "event", "where", where)
+				events++
+			}
+		}
+	}
+	ctx := context.Background()
+	logAll(ctx, "outside")
+	inConn := conn.Enter(ctx)
+	logAll(inConn, "conn")
+	inReq := req.Enter(inConn)
+	logAll(inReq, "conn/request")
+	inConn = req.Exit(inReq)
+	logAll(inConn, "conn after request")
+	ctx = conn.Exit(inConn)
+	logAll(ctx, "after conn")
+	alone := req.Enter(ctx)
+	logAll(alone, "request")
+	logAll(req.Exit(alone), "after request")
+	return buf.String(), events, nil
+}
+
+// refWorkload is what workload writes for a plain list read by the
+// reference (refStatic): the same records, written straight to the text
+// handler when the reference passes them.
+func refWorkload(r refStatic) string {
+	var buf bytes.Buffer
+	base := slog.New(textHandler(&buf))
+	logAll := func(where string) {
+		for _, target := range allTargets {
+			logger := base
+			if target != "" {
+				logger = base.With(logfilter.Target(target))
+			}
+			for _, l := range eventLevels {
+				if r.enabled(target, l) {
+					logger.Log(context.Background(), l, "event", "where", where)
+				}
+			}
+		}
+	}
+	for _, where := range []string{"outside", "conn", "conn/request", "conn after request", "after conn", "request", "after request"} {
+		logAll(where)
+	}
+	return buf.String()
+}
+
+// refLevelName reads a level name as the claims use it: trace, debug,
+// info, warn, error or off, in any case; off is reported as ok with
+// off=true. The empty string is not a level.
+func refLevelName(s string) (level slog.Level, off, ok bool) {
+	switch strings.ToLower(s) {
+	case "trace":
+		return levelTrace, false, true
+	case "debug":
+		return levelDebug, false, true
+	case "info":
+		return levelInfo, false, true
+	case "warn":
+		return levelWarn, false, true
+	case "error":
+		return levelError, false, true
+	case "off":
+		return 0, true, true
+	}
+	return 0, false, false
+}
+
+// refRule is one static directive of the reference reading.
+type refRule struct {
+	level slog.Level
+	off   bool
+}
+
+// refStatic is the reference reading of a plain list, written from the
+// package's documented semantics and sharing no code with it: of the
+// directives whose target covers an event's target at a "::" boundary the
+// longest decides, the last one for a target wins, else the last bare
+// level, else nothing; off enables nothing.
+type refStatic struct {
+	targets map[string]refRule
+	global  *refRule
+}
+
+// refRead reads a plain list; ok is false if the list is not plain.
+func refRead(list string) (refStatic, bool) {
+	r := refStatic{targets: map[string]refRule{}}
+	if !refPlain(list) {
+		return r, false
+	}
+	for _, seg := range strings.Split(list, ",") {
+		seg = strings.TrimSpace(seg)
+		if seg == "" {
+			continue
+		}
+		target, lv, hasTarget := strings.Cut(seg, "=")
+		if !hasTarget {
+			lv = seg
+		}
+		l, off, _ := refLevelName(lv)
+		if hasTarget {
+			r.targets[target] = refRule{l, off}
+		} else {
+			r.global = &refRule{l, off}
+		}
+	}
+	return r, true
+}
+
+func (r refStatic) enabled(target string, level slog.Level) bool {
+	best, found := "", false
+	for t := range r.targets { //windtunnel:unordered the longest covering target is unique
+		covers := target == t || strings.HasPrefix(target, t+"::")
+		if covers && (!found || len(t) > len(best)) {
+			best, found = t, true
+		}
+	}
+	var rule refRule
+	switch {
+	case found:
+		rule = r.targets[best]
+	case r.global != nil:
+		rule = *r.global
+	default:
+		return false
+	}
+	return !rule.off && level >= rule.level
+}
+
+// refPlain is the reference classifier of LF-1, written from the claim's
+// words: a list is plain exactly when every non-empty segment, trimmed, is
+// `level` or `target=level` with a known, non-empty level, and no segment
+// names a span `[...]` or a field `{...}`. A target is what the package
+// documents as one: words of letters, digits, '_', '-' and '.' joined by
+// "::".
+func refPlain(list string) bool {
+	for _, seg := range strings.Split(list, ",") {
+		seg = strings.TrimSpace(seg)
+		if seg == "" {
+			continue
+		}
+		if strings.ContainsAny(seg, "[]{}") {
+			return false // names a span or a field
+		}
+		if _, _, ok := refLevelName(seg); ok {
+			continue // `level`
+		}
+		i := strings.IndexByte(seg, '=')
+		if i < 0 {
+			return false // neither a level nor target=level
+		}
+		target, lv := seg[:i], seg[i+1:]
+		if !refTarget(target) {
+			return false // empty or malformed target
+		}
+		if _, _, ok := refLevelName(lv); !ok {
+			return false // empty, unknown, or with a second '='
+		}
+	}
+	return true
+}
+
+func refTarget(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, word := range strings.Split(s, "::") {
+		if word == "" {
+			return false
+		}
+		for _, r := range word {
+			if !isWordRune(r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// errText is an error's text, or "" for nil, for comparing two errors.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// firstDiff shows the first differing line of two outputs.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d: %q vs %q", i+1, x, y)
+		}
+	}
+	return "identical"
+}
+
+// lines counts the records in captured output.
+func lines(out string) int { return strings.Count(out, "\n") }
+
+// onceWrong returns a function that counts one wrong observation (a list)
+// in smp the first time it is called, described by prefix and the first
+// problem; later problems with the same list are not counted again.
+func onceWrong(smp *claims.Sample, prefix string) func(format string, a ...any) {
+	done := false
+	return func(format string, a ...any) {
+		if done {
+			return
+		}
+		done = true
+		smp.Wrongly(func() string { return prefix + fmt.Sprintf(format, a...) })
+	}
+}

@@ -1,0 +1,308 @@
+package lf
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// lf5Configs are the installations LF-5's check flies: both filters of the
+// source text (logs and telemetry) on the target path, on the span-aware
+// path for three reasons (span directives, the span-aware filter forced
+// onto the same plain lists, as before the change, and empty levels), one
+// of each, and one filter alone. How many span-aware filters each has is
+// derived from the reference classifier, not from the package.
+var lf5Configs = []struct {
+	name       string
+	logs, otel string // otel "": the logs filter alone
+	forced     bool   // NewSpanAware instead of New
+}{
+	{"target path, logs and telemetry", "info,buzz_relay=debug", "warn", false},
+	{"target path, one filter", "warn,buzz_relay::conn=trace", "", false},
+	{"span-aware, span directives", "info,[conn]=debug", "warn,[poll]=trace", false},
+	{"span-aware forced onto the plain lists", "info,buzz_relay=debug", "warn", true},
+	{"span-aware, empty levels", "info,buzz_relay=", "warn,other=", false},
+	{"one span-aware filter next to a target table", "info,[conn]=debug", "warn", false},
+}
+
+// awareFilters is how many of a configuration's filters are span-aware by
+// the claims: the forced ones and those whose list is not plain.
+func awareFilters(logs, otel string, forced bool) int {
+	lists := []string{logs}
+	if otel != "" {
+		lists = append(lists, otel)
+	}
+	n := 0
+	for _, l := range lists {
+		if forced || !refPlain(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// The operations whose locks LF-5's check counts.
+const (
+	opEnter = iota
+	opExit
+	opLog
+	opStart
+	opClose
+	numOps
+)
+
+var opNames = [numOps]string{"enter", "exit", "log", "start", "close"}
+
+// extent is the range of lock counts a kind of operation took.
+type extent struct {
+	n        int64
+	min, max locks
+}
+
+func (e *extent) add(l locks) {
+	if e.n == 0 {
+		e.min, e.max = l, l
+	}
+	e.min.R, e.min.W = min(e.min.R, l.R), min(e.min.W, l.W)
+	e.max.R, e.max.W = max(e.max.R, l.R), max(e.max.W, l.W)
+	e.n++
+}
+
+func (e *extent) merge(o extent) {
+	if o.n == 0 {
+		return
+	}
+	if e.n == 0 {
+		*e = o
+		return
+	}
+	e.min.R, e.min.W = min(e.min.R, o.min.R), min(e.min.W, o.min.W)
+	e.max.R, e.max.W = max(e.max.R, o.max.R), max(e.max.W, o.max.W)
+	e.n += o.n
+}
+
+func (e extent) reads() string {
+	if e.min.R == e.max.R {
+		return fmt.Sprintf("%d", e.min.R)
+	}
+	return fmt.Sprintf("%d to %d", e.min.R, e.max.R)
+}
+
+// lf5Result is one seed of LF-5: the counts per number of installed
+// span-aware filters (0, 1, 2) and operation.
+type lf5Result struct {
+	smp     claims.Sample
+	ops     [3][numOps]extent
+	mutexes [3]int
+}
+
+// lf5Fly runs one configuration: four tasks, each for eight rounds
+// creating a conn span and a poll span inside it, entering both and the
+// span shared by all tasks, logging events both filters drop, exiting and
+// closing, with seeded yields between the steps. Every lock acquisition is
+// counted by the runtime wrapper and attributed to the operation in
+// progress on its task.
+func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, want [numOps]*locks, class int) error {
+	c := newLockCounter(s)
+	c.probe = s.Probe
+	mk := logfilter.New
+	if forced {
+		mk = logfilter.NewSpanAware
+	}
+	logs, err := mk(c, logsList)
+	if err != nil {
+		return err
+	}
+	filters := []*logfilter.Filter{logs}
+	if otelList != "" {
+		otel, err := mk(c, otelList)
+		if err != nil {
+			return err
+		}
+		filters = append(filters, otel)
+	}
+	spans := logfilter.NewSpans(filters...)
+	var handlers []slog.Handler
+	for _, f := range filters {
+		h, err := spans.Handler(textHandler(new(bytes.Buffer)), f)
+		if err != nil {
+			return err
+		}
+		handlers = append(handlers, h)
+	}
+	logger := slog.New(slog.NewMultiHandler(handlers...)).With(logfilter.Target("buzz_relay::conn"))
+	var shared *logfilter.Span
+	var misc locks
+	c.do(&misc, func() { shared = spans.Start("buzz_relay", "conn", slog.String("peer", "shared")) })
+	inShared := 0
+	const tasks, rounds = 4, 8
+	wg := s.NewWaitGroup("tasks")
+	for task := range tasks {
+		wg.Add(1)
+		s.Go(fmt.Sprintf("task-%d", task), func() {
+			defer wg.Done()
+			r := s.Rand()
+			op := func(kind int, f func()) {
+				var l locks
+				c.do(&l, f)
+				res.ops[class][kind].add(l)
+				if kind == opEnter || kind == opExit {
+					if class == 0 {
+						res.smp.Observe(float64(l.R+l.W), func() string {
+							return fmt.Sprintf("%s: a span %s took %v locks", strings.TrimSpace(logsList+" / "+otelList), opNames[kind], l)
+						})
+					}
+				}
+				if w := want[kind]; w != nil && l != *w {
+					res.smp.Wrongly(func() string {
+						return fmt.Sprintf("%q and %q (%d span-aware filters installed): a span %s took %v locks, want %v",
+							logsList, otelList, class, opNames[kind], l, *w)
+					})
+				}
+				if r.IntN(3) == 0 {
+					s.Yield()
+				}
+			}
+			for range rounds {
+				ctx := context.Background()
+				var conn, poll *logfilter.Span
+				op(opStart, func() { conn = spans.Start("buzz_relay", "conn", slog.Int("task", task)) })
+				op(opEnter, func() { ctx = conn.Enter(ctx) })
+				op(opStart, func() { poll = spans.Start("buzz_relay::conn", "poll") })
+				op(opEnter, func() { ctx = poll.Enter(ctx) })
+				op(opLog, func() {
+					logger.Log(ctx, levelTrace-4, "filtered out")
+					logger.Debug("outside, filtered out")
+				})
+				if inShared > 0 {
+					s.Probe("lf/enter-while-another-task-is-inside-the-shared-span")
+				}
+				op(opEnter, func() { ctx = shared.Enter(ctx) })
+				inShared++
+				op(opLog, func() { logger.Log(ctx, levelTrace-4, "filtered out") })
+				op(opExit, func() { ctx = shared.Exit(ctx) })
+				inShared--
+				op(opExit, func() { ctx = poll.Exit(ctx) })
+				op(opExit, func() { ctx = conn.Exit(ctx) })
+				op(opClose, func() { poll.Close() })
+				op(opClose, func() { conn.Close() })
+			}
+		})
+	}
+	if err := wg.Wait(context.Background()); err != nil {
+		return err
+	}
+	c.do(&misc, func() { shared.Close() })
+	if c.Unattributed != (locks{}) {
+		return fmt.Errorf("the check attributed no operation to %v lock acquisitions: its counts are not per operation", c.Unattributed)
+	}
+	res.mutexes[class] += c.Mutexes
+	if class == 0 && (c.Mutexes != 0 || misc != (locks{})) {
+		res.smp.Wrongly(func() string {
+			return fmt.Sprintf("%q and %q: the target path created %d locks and took %v outside the tasks", logsList, otelList, c.Mutexes, misc)
+		})
+	}
+	return nil
+}
+
+// TestLF5_TargetPathTakesNoLock checks LF-5 under the simulator: entering
+// and leaving a span costs 0 lock acquisitions on the target path, where
+// the span-aware filter takes its read lock on each, one per installed
+// span-aware filter: 2 with logs and telemetry. Locks are counted from
+// outside the package, by an rt.Runtime wrapper around the simulator that
+// counts every acquisition of every lock the filters create and attributes
+// it to the operation in progress on the task that took it, whatever the
+// interleaving. Each configuration runs four tasks that create, enter
+// (their own spans and one shared by all), log events both filters drop,
+// exit and close spans, interleaved at every lock. The figure is the most
+// locks a target-path enter or exit took (the table's 0); every span-aware
+// enter and exit must take exactly its read locks and no write lock, and
+// logging takes no lock on either path. The speed this buys is measured by
+// BenchmarkLF5_SpanEnterExit.
+func TestLF5_TargetPathTakesNoLock(t *testing.T) {
+	zero := claims.Get("LF-5", "target path locks per span enter or exit")
+	two := claims.Get("LF-5", "span-aware read locks per span enter or exit")
+	// The table's figure is for the two filters of the source text, one
+	// read lock each.
+	perFilter := two.Int() / 2
+	var ops [3][numOps]extent
+	var mutexes [3]int
+	claims.Run(t, claims.Check[lf5Result]{
+		Claim: "LF-5", Bound: zero.Name, Seeds: 10,
+		Fly: func(s *sim.Sim, b claims.Bound) (lf5Result, error) {
+			var res lf5Result
+			for _, cfg := range lf5Configs {
+				class := awareFilters(cfg.logs, cfg.otel, cfg.forced)
+				perOp := &locks{R: b.Int()}
+				if class > 0 {
+					perOp = &locks{R: int64(class) * perFilter}
+				}
+				var want [numOps]*locks
+				want[opEnter], want[opExit], want[opLog] = perOp, perOp, &locks{}
+				if class == 0 {
+					want[opStart], want[opClose] = &locks{}, &locks{}
+				}
+				if err := lf5Fly(s, &res, cfg.logs, cfg.otel, cfg.forced, want, class); err != nil {
+					return res, fmt.Errorf("%s: %w", cfg.name, err)
+				}
+			}
+			if res.smp.Wrong > 0 {
+				return res, fmt.Errorf("LF-5: %s", res.smp.Witness)
+			}
+			return res, nil
+		},
+		Sample: func(r lf5Result) claims.Sample {
+			for class := range ops {
+				for op := range ops[class] {
+					ops[class][op].merge(r.ops[class][op])
+				}
+				mutexes[class] += r.mutexes[class]
+			}
+			return r.smp
+		},
+		Measured: func(o claims.Outcome) string {
+			t0, t1, t2 := ops[0], ops[1], ops[2]
+			return fmt.Sprintf("target path: at most %s lock acquisitions per span enter or exit (%s read and %d write per enter, %s read per exit, over %d enters and %d exits; %d locks created; logging %s); span-aware with logs and telemetry: %s read locks per enter and %s per exit (%d enters, %d exits, at most %d write locks at either); one span-aware filter: %s per enter, %s per exit; %d of %d counted operations off; %s",
+				o.WorstText(), t0[opEnter].reads(), t0[opEnter].max.W, t0[opExit].reads(), t0[opEnter].n, t0[opExit].n, mutexes[0],
+				logLocks(t0[opLog], t1[opLog], t2[opLog]),
+				t2[opEnter].reads(), t2[opExit].reads(), t2[opEnter].n, t2[opExit].n, max(t2[opEnter].max.W, t2[opExit].max.W),
+				t1[opEnter].reads(), t1[opExit].reads(), o.Wrong, countOps(ops), o.SeedsText())
+		},
+		Note: func(claims.Outcome) string {
+			return fmt.Sprintf("counted by a counting rt.Runtime around the simulator, per operation and task; the span-aware figure is the table's %s; speed: go test ./scenarios/lf -run '^$' -bench BenchmarkLF5_SpanEnterExit (8 goroutines, both paths in the same run, reports the ratio)", two)
+		},
+		Probes: []claims.Probe{
+			{Name: "lf/rlock-while-another-task-reads", What: "a span enter or exit took a filter's read lock while another task held it", Min: 10},
+			{Name: "lf/rlock-behind-a-writer", What: "a span enter or exit took a filter's read lock while a span's creation or close held or waited for the write lock", Min: 10},
+			{Name: "lf/enter-while-another-task-is-inside-the-shared-span", What: "a task entered the shared span while another task was inside it", Min: 10},
+		},
+	})
+}
+
+// logLocks says how many locks a logged event took, on every path.
+func logLocks(es ...extent) string {
+	var most int64
+	var n int64
+	for _, e := range es {
+		most = max(most, e.max.R+e.max.W)
+		n += e.n
+	}
+	return fmt.Sprintf("at most %d locks over %d logging steps on any path", most, n)
+}
+
+func countOps(ops [3][numOps]extent) int64 {
+	var n int64
+	for _, class := range ops {
+		for _, e := range class {
+			n += e.n
+		}
+	}
+	return n
+}

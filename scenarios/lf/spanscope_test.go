@@ -1,0 +1,458 @@
+package lf
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// The two filters of LF-4's world, installed together as logs and
+// telemetry: logs enables debug inside conn spans (and error inside quiet
+// ones, a less verbose directive for a span nested in conn), telemetry
+// trace inside request spans.
+const (
+	lf4Logs = "warn,[conn]=debug,[quiet]=error"
+	lf4Otel = "error,[request]=trace"
+)
+
+// lf4Names are the span names the tasks create: conn, its lookalike, and
+// spans the other directives (or none) select.
+var lf4Names = []string{"conn", "conn", "connection", "request", "quiet", "poll"}
+
+// lf4SpanTargets are the targets spans are created with: a span directive
+// without a target selects spans of any target.
+var lf4SpanTargets = []string{"buzz_relay", "buzz_relay::conn", "other", ""}
+
+// lf4Span is a span of the world, as the check knows it.
+type lf4Span struct {
+	sp     *logfilter.Span
+	name   string
+	target string
+	closed bool
+}
+
+// frame is one entered span in the check's model of a context: the span,
+// and whether it was still open when it was entered (a closed span enables
+// nothing when entered; a context entered before Close keeps it).
+type frame struct {
+	span *lf4Span
+	live bool
+}
+
+// taskCtx is a context and the check's model of the spans entered in it.
+type taskCtx struct {
+	ctx   context.Context
+	stack []frame
+}
+
+func (tc *taskCtx) fork() *taskCtx {
+	return &taskCtx{ctx: tc.ctx, stack: append([]frame(nil), tc.stack...)}
+}
+
+func (tc *taskCtx) has(name string) bool {
+	for _, f := range tc.stack {
+		if f.live && f.span.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (tc *taskCtx) hasSpan(sp *lf4Span) bool {
+	for _, f := range tc.stack {
+		if f.span == sp {
+			return true
+		}
+	}
+	return false
+}
+
+func (tc *taskCtx) names() string {
+	if len(tc.stack) == 0 {
+		return "outside every span"
+	}
+	var parts []string
+	for _, f := range tc.stack {
+		n := f.span.name
+		if !f.live {
+			n += "(closed)"
+		}
+		parts = append(parts, n)
+	}
+	return "inside " + strings.Join(parts, "/")
+}
+
+// lf4Want is LF-4's reference, from the claim's words and the two lists:
+// an event passes the logs filter at WARN and above, at DEBUG and above
+// inside a conn span or any span entered within one, at ERROR and above
+// inside a quiet span; it passes the telemetry filter at ERROR and above,
+// and at TRACE and above inside a request span.
+func lf4Want(tc *taskCtx, l slog.Level) (logs, otel bool) {
+	logs, otel = l >= levelWarn, l >= levelError
+	if tc.has("conn") {
+		logs = logs || l >= levelDebug
+	}
+	if tc.has("quiet") {
+		logs = logs || l >= levelError
+	}
+	if tc.has("request") {
+		otel = otel || l >= levelTrace
+	}
+	return logs, otel
+}
+
+// lf4Event is one logged event and what the reference says of it.
+type lf4Event struct {
+	level              slog.Level
+	target, where      string
+	wantLogs, wantOtel bool
+}
+
+// lf4World is LF-4's world: tasks that create, enter, nest, exit and close
+// spans, start tasks inside them and log, over one span registry with both
+// filters installed; the simulator interleaves them at every lock the
+// span-aware filters take and at the explicit yields.
+type lf4World struct {
+	s         *sim.Sim
+	spans     *logfilter.Spans
+	base      *slog.Logger
+	logs      bytes.Buffer
+	otel      bytes.Buffer
+	events    []lf4Event
+	shared    *lf4Span
+	current   []*taskCtx // each worker's current context (nil: none)
+	calls     int        // tasks inside Enter or Exit
+	writes    int        // tasks inside Start or Close
+	spansMade int
+}
+
+func newLF4World(s *sim.Sim, workers int) (*lf4World, error) {
+	logs, err := logfilter.New(s, lf4Logs)
+	if err != nil {
+		return nil, err
+	}
+	otel, err := logfilter.New(s, lf4Otel)
+	if err != nil {
+		return nil, err
+	}
+	w := &lf4World{s: s, spans: logfilter.NewSpans(logs, otel), current: make([]*taskCtx, workers+1)}
+	lh, err := w.spans.Handler(textHandler(&w.logs), logs)
+	if err != nil {
+		return nil, err
+	}
+	oh, err := w.spans.Handler(textHandler(&w.otel), otel)
+	if err != nil {
+		return nil, err
+	}
+	w.base = slog.New(slog.NewMultiHandler(lh, oh))
+	return w, nil
+}
+
+func (w *lf4World) start(name, target string, task int) *lf4Span {
+	w.writes++
+	sp := w.spans.Start(target, name, slog.Int("task", task), slog.Int("n", w.spansMade))
+	w.writes--
+	w.spansMade++
+	return &lf4Span{sp: sp, name: name, target: target}
+}
+
+func (w *lf4World) close(sp *lf4Span) {
+	if w.calls > 0 {
+		w.s.Probe("lf/close-while-another-task-enters-or-exits")
+	}
+	w.writes++
+	sp.sp.Close()
+	w.writes--
+	sp.closed = true
+}
+
+// otherInside reports whether a worker other than task is inside a span
+// named name (or inside sp itself, when sp is set).
+func (w *lf4World) otherInside(task int, name string, sp *lf4Span) bool {
+	for i, tc := range w.current {
+		if i == task || tc == nil {
+			continue
+		}
+		if (sp != nil && tc.hasSpan(sp)) || (sp == nil && tc.has(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *lf4World) enter(tc *taskCtx, sp *lf4Span, task int) {
+	if w.writes > 0 {
+		w.s.Probe("lf/enter-while-another-task-creates-or-closes-a-span")
+	}
+	if w.otherInside(task, "conn", nil) {
+		w.s.Probe("lf/enter-while-another-task-is-inside-conn")
+	}
+	if sp == w.shared && w.otherInside(task, "", sp) {
+		w.s.Probe("lf/shared-conn-span-entered-by-two-tasks")
+	}
+	w.calls++
+	tc.ctx = sp.sp.Enter(tc.ctx)
+	w.calls--
+	tc.stack = append(tc.stack, frame{span: sp, live: !sp.closed})
+}
+
+func (w *lf4World) exit(tc *taskCtx) {
+	top := tc.stack[len(tc.stack)-1]
+	w.calls++
+	tc.ctx = top.span.sp.Exit(tc.ctx)
+	w.calls--
+	tc.stack = tc.stack[:len(tc.stack)-1]
+}
+
+// log logs an event at every event level from one target with tc.
+func (w *lf4World) log(tc *taskCtx, who string) {
+	target := allTargets[w.s.Rand().IntN(len(allTargets))]
+	if tc.has("conn") && w.calls > 0 {
+		w.s.Probe("lf/log-inside-conn-while-another-task-enters-or-exits")
+	}
+	logger := w.base
+	if target != "" {
+		logger = w.base.With(logfilter.Target(target))
+	}
+	where := who + " " + tc.names()
+	for _, l := range eventLevels {
+		wl, wo := lf4Want(tc, l)
+		w.events = append(w.events, lf4Event{level: l, target: target, where: where, wantLogs: wl, wantOtel: wo})
+		logger.Log(tc.ctx, l, "e"+strconv.Itoa(len(w.events)-1))
+	}
+}
+
+// directed is the fixed part every seed runs first, on the root task:
+// outside, a request span alone, the lookalike alone, conn, request in
+// conn, quiet in request in conn, the lookalike below them, and back out;
+// a task started inside conn and one started three spans below it log only
+// after the root has exited and closed every span (a context keeps what it
+// had when the span was entered).
+func (w *lf4World) directed(wg rt.WaitGroup) {
+	tc := &taskCtx{ctx: context.Background()}
+	w.current[0] = tc
+	conn, req := w.start("conn", "buzz_relay", 0), w.start("request", "buzz_relay", 0)
+	quiet, look := w.start("quiet", "other", 0), w.start("connection", "buzz_relay", 0)
+	w.log(tc, "root")
+	for _, alone := range []*lf4Span{req, look, quiet} {
+		w.enter(tc, alone, 0)
+		w.log(tc, "root")
+		w.exit(tc)
+	}
+	closed := w.s.NewEvent("root closed its spans")
+	for i, sp := range []*lf4Span{conn, req, quiet, look} {
+		w.enter(tc, sp, 0)
+		w.log(tc, "root")
+		if i == 0 || i == 3 {
+			child := tc.fork()
+			wg.Add(1)
+			w.s.Go("root child", func() {
+				defer wg.Done()
+				_ = closed.Wait(context.Background())
+				if child.has("conn") && len(tc.stack) == 0 {
+					w.s.Probe("lf/task-started-inside-conn-logs-after-its-parent-exited")
+				}
+				w.log(child, "root child")
+			})
+		}
+	}
+	for range 4 {
+		w.exit(tc)
+		w.log(tc, "root")
+	}
+	for _, sp := range []*lf4Span{conn, req, quiet, look} {
+		w.close(sp)
+	}
+	// Entering a closed span enables nothing.
+	w.enter(tc, conn, 0)
+	w.log(tc, "root")
+	w.exit(tc)
+	closed.Set()
+	w.current[0] = nil
+}
+
+// worker runs rounds of a seeded program: enter spans (the shared conn span
+// or new ones) up to three deep, exit the innermost, log, start a task
+// inside the current spans, yield; then exit everything, log outside,
+// close its spans and, now and then, enter one of them again after its
+// close.
+func (w *lf4World) worker(task, rounds int, wg rt.WaitGroup) {
+	r := w.s.Rand()
+	for round := range rounds {
+		tc := &taskCtx{ctx: context.Background()}
+		w.current[task] = tc
+		var own []*lf4Span
+		who := fmt.Sprintf("task %d round %d", task, round)
+		for range 6 + r.IntN(6) {
+			switch k := r.IntN(10); {
+			case k < 3 && len(tc.stack) < 3:
+				sp := w.shared
+				if r.IntN(3) > 0 {
+					sp = w.start(lf4Names[r.IntN(len(lf4Names))], lf4SpanTargets[r.IntN(len(lf4SpanTargets))], task)
+					own = append(own, sp)
+				}
+				w.enter(tc, sp, task)
+			case k < 5 && len(tc.stack) > 0:
+				w.exit(tc)
+			case k < 8:
+				w.log(tc, who)
+			case k == 8 && len(tc.stack) > 0:
+				child, depth := tc.fork(), len(tc.stack)
+				wg.Add(1)
+				w.s.Go(who+" child", func() {
+					defer wg.Done()
+					for range r.IntN(6) {
+						w.s.Yield()
+					}
+					if child.has("conn") && len(tc.stack) < depth {
+						w.s.Probe("lf/task-started-inside-conn-logs-after-its-parent-exited")
+					}
+					w.log(child, who+" child")
+				})
+			default:
+				w.s.Yield()
+			}
+		}
+		w.log(tc, who)
+		for len(tc.stack) > 0 {
+			w.exit(tc)
+		}
+		w.log(tc, who)
+		for _, sp := range own {
+			w.close(sp)
+		}
+		if len(own) > 0 && r.IntN(3) == 0 {
+			w.enter(tc, own[r.IntN(len(own))], task) // closed: enables nothing
+			w.log(tc, who)
+			w.exit(tc)
+		}
+		w.current[task] = nil
+		w.s.Yield()
+	}
+}
+
+// judge compares every event's fate in the captured outputs with the
+// reference.
+func (w *lf4World) judge(smp *claims.Sample) error {
+	logged := func(out string) ([]int, error) {
+		n := make([]int, len(w.events))
+		for line := range strings.SplitSeq(out, "\n") {
+			if line == "" {
+				continue
+			}
+			_, rest, ok := strings.Cut(line, " msg=e")
+			id, err := strconv.Atoi(strings.Fields(rest + " ")[0])
+			if !ok || err != nil || id < 0 || id >= len(n) {
+				return nil, fmt.Errorf("a record that no event of the world logged: %q", line)
+			}
+			n[id]++
+		}
+		return n, nil
+	}
+	logs, err := logged(w.logs.String())
+	if err != nil {
+		return err
+	}
+	otel, err := logged(w.otel.String())
+	if err != nil {
+		return err
+	}
+	for i, e := range w.events {
+		smp.Of++
+		for _, c := range []struct {
+			filter string
+			want   bool
+			got    int
+		}{{"logs " + lf4Logs, e.wantLogs, logs[i]}, {"telemetry " + lf4Otel, e.wantOtel, otel[i]}} {
+			if c.got != map[bool]int{true: 1, false: 0}[c.want] {
+				smp.Wrongly(func() string {
+					return fmt.Sprintf("the %s filter wrote %d records of an event at %s from target %q, %s (want %v)", c.filter, c.got, e.level, e.target, e.where, c.want)
+				})
+			}
+		}
+	}
+	return nil
+}
+
+// lf4Result is one seed of LF-4.
+type lf4Result struct {
+	smp                 claims.Sample
+	events, logs, spans int
+}
+
+// TestLF4_SpanScopeUnderInterleavings checks LF-4 under the simulator:
+// [conn]=debug enables debug events only inside a conn span and the spans
+// entered within it. Logs and telemetry filters are installed together;
+// the root task runs a directed sequence, then four tasks run seeded
+// programs that create spans (conn, its lookalike connection, request,
+// quiet, poll; and one conn span shared by all), enter them up to three
+// deep, exit, close, start tasks inside them that log later (after their
+// parent may have exited and closed the span), and log an event at every
+// level from a random target at every step. The scheduler interleaves them
+// at every lock of the span-aware filters. Every event's fate in each
+// filter's captured output is compared with the reference reading of the
+// two lists. Probes require the interleavings that matter.
+func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
+	const workers, rounds = 4, 6
+	var events, logged, spans int
+	claims.Run(t, claims.Check[lf4Result]{
+		Claim: "LF-4", Seeds: 20,
+		Fly: func(s *sim.Sim, _ claims.Bound) (lf4Result, error) {
+			var res lf4Result
+			w, err := newLF4World(s, workers)
+			if err != nil {
+				return res, err
+			}
+			w.shared = w.start("conn", "buzz_relay", 0)
+			wg := s.NewWaitGroup("tasks")
+			w.directed(wg)
+			for task := 1; task <= workers; task++ {
+				wg.Add(1)
+				s.Go(fmt.Sprintf("task-%d", task), func() {
+					defer wg.Done()
+					w.worker(task, rounds, wg)
+				})
+			}
+			if err := wg.Wait(context.Background()); err != nil {
+				return res, err
+			}
+			w.close(w.shared)
+			if err := w.judge(&res.smp); err != nil {
+				return res, err
+			}
+			res.events, res.logs, res.spans = len(w.events), lines(w.logs.String())+lines(w.otel.String()), w.spansMade
+			if res.smp.Wrong > 0 {
+				return res, fmt.Errorf("LF-4: %d of %d event fates wrong; first: %s", res.smp.Wrong, res.smp.Of, res.smp.Witness)
+			}
+			return res, nil
+		},
+		Sample: func(r lf4Result) claims.Sample {
+			events, logged, spans = events+r.events, logged+r.logs, spans+r.spans
+			return r.smp
+		},
+		Measured: func(o claims.Outcome) string {
+			return fmt.Sprintf("%d of %d event fates wrong (%d events at every level, each judged in the logs and the telemetry output; %d records written; %d spans created by %d tasks and the tasks they started); %s",
+				o.Wrong, o.Of, events, logged, spans, workers, o.SeedsText())
+		},
+		Note: func(claims.Outcome) string {
+			return fmt.Sprintf("simulated: logs %q and telemetry %q installed together; reference from the claim's words; the impl unit test TestLF4RealGoroutines covers real goroutines", lf4Logs, lf4Otel)
+		},
+		Probes: []claims.Probe{
+			{Name: "lf/log-inside-conn-while-another-task-enters-or-exits", What: "a task logged inside its conn span while another task was entering or exiting a span (inside the filters' read locks)", Min: 20},
+			{Name: "lf/enter-while-another-task-is-inside-conn", What: "a span entered on one task while another task was inside a conn span", Min: 20},
+			{Name: "lf/enter-while-another-task-creates-or-closes-a-span", What: "a span entered while another task was creating or closing one (the filters' write locks)", Min: 10},
+			{Name: "lf/shared-conn-span-entered-by-two-tasks", What: "the shared conn span entered by a task while another task was inside it", Min: 3},
+			{Name: "lf/task-started-inside-conn-logs-after-its-parent-exited", What: "a task started inside a conn span logged after its parent had left the span", Min: 2},
+			{Name: "lf/close-while-another-task-enters-or-exits", What: "a span closed while another task was entering or exiting one", Min: 5},
+		},
+	})
+}
