@@ -1,5 +1,5 @@
 # windtunnel: two commands do everything on a fresh machine.
-#   make sim    the main job: every scenario over SEEDS seeds, every mutant, then the audit table
+#   make sim    the main job: every claim check over SEEDS seeds, every mutant, then the audit table
 #   make test   the whole test suite (what CI runs, through .ci/run)
 # See README.md for every target.
 
@@ -7,16 +7,21 @@ GO           ?= go
 SEEDS        ?= 200
 AUDIT_SEEDS  ?= 50
 MUTANT_SEEDS ?= 50
-PKG          ?= ./scenarios
+PKG          ?= ./scenarios/oc
 OUT          ?= out
+FUZZTIME     ?= 10s
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The claim families' test packages.
+FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
 
-.PHONY: test unit race integration audit audit-quick sim replay bench lint
+.PHONY: test unit race integration determinism fuzz audit audit-quick sim sweep-slurm sweep-slurm-test replay bench lint
 
-## test: everything CI proves: unit and seeded scenario tests, the race
-## detector, the integration tests on real PostgreSQL and Redis, and a quick
-## audit (every claim gets its expected verdict, every mutant is caught)
-test: unit race integration audit-quick
+## test: everything CI proves: unit and seeded claim checks, the race
+## detector, the integration tests on real PostgreSQL and Redis, a
+## determinism sample of every claim check, bounded fuzzing of every parser,
+## and a quick audit (every claim gets its expected verdict, every tight
+## bound is reached, every probe is reached, every mutant is caught)
+test: unit race integration determinism fuzz sweep-slurm-test audit-quick
 
 ## unit: vet, gofmt, go test ./... (seeded simulations at their default seed counts)
 unit:
@@ -32,23 +37,67 @@ race:
 integration:
 	impl/edge/testenv/run.sh $(GO) test -v -count=1 ./impl/edge/...
 
+## determinism: every claim check and proof twice per seed (two seeds each), failing on any difference in the trace
+determinism:
+	WINDTUNNEL_SIM_DETERMINISM=true WINDTUNNEL_SIM_SEEDS=2 WINDTUNNEL_SIM_RECORD=false $(GO) test -count=1 $(FAMILIES)
+
+## fuzz: every parser's fuzz target for FUZZTIME each (found inputs land in the package's testdata/fuzz)
+fuzz:
+	$(GO) test ./impl/authz -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME)
+	$(GO) test ./impl/logfilter -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzReplayFile -fuzztime $(FUZZTIME)
+	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzCorpus -fuzztime $(FUZZTIME)
+	$(GO) test ./scenarios/claims -run '^$$' -fuzz FuzzRecords -fuzztime $(FUZZTIME)
+
 ## audit: every claim's check over AUDIT_SEEDS seeds and every mutant; writes out/audit.json, out/AUDIT.md
 audit:
 	$(GO) run ./scenarios/cmd/audit -seeds $(AUDIT_SEEDS) -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)
 
+## audit-quick: the audit with 5 seeds per claim check and 30 per mutant (part of make test)
 audit-quick:
 	$(GO) run ./scenarios/cmd/audit -seeds 5 -mutant-seeds 30 -out $(OUT)/quick
 
-## sim: the main job: every scenario over SEEDS seeds, every mutant, then the audit table
+## sim: the main job: every claim check over SEEDS seeds, every mutant, then the audit table
 sim:
 	$(GO) run ./scenarios/cmd/audit -seeds $(SEEDS) -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)
 
-## replay: reproduce one run with its full trace: make replay TEST=TestName SEED=0x5eed [PKG=./scenarios] [STRATEGY=pct]
+## sweep-slurm: the main job as a Slurm job array: SHARDS array tasks (default 4), each running
+## its shard of SEEDS seeds per claim check and every SHARDS-th mutant, then audit merge into
+## OUT/audit.json and OUT/AUDIT.md (needs sbatch and this checkout on every node; RUN, MUTANTS, ONLY,
+## PARTITION, CPUS_PER_TASK, TIME_LIMIT, SBATCH_ARGS, WAIT_TIMEOUT pass through: scenarios/sweep/README.md)
+##   make sweep-slurm SEEDS=1000 SHARDS=16
+sweep-slurm:
+	SEEDS=$(SEEDS) SHARDS=$(or $(SHARDS),4) MUTANT_SEEDS=$(MUTANT_SEEDS) OUT=$(OUT) GO=$(GO) scenarios/sweep/slurm/sweep.sh
+
+## sweep-slurm-test: start a one-node Slurm cluster on loopback (installing Debian's slurmctld, slurmd,
+## slurm-client and munge if missing), run a real sweep of 3 shards through sbatch, check that the
+## merged audit equals the unsharded one, stop the cluster
+sweep-slurm-test:
+	scenarios/sweep/slurm/cluster.sh $(GO) test -v -count=1 -timeout 30m ./scenarios/sweep
+
+## replay: reproduce one run with its full trace:
+##   make replay FILE=/tmp/windtunnel/.../replay.txt PKG=./scenarios/oc   (the printed replay file: holds every setting)
+##   make replay TEST=TestName SEED=0x5eed PKG=./scenarios/oc [STRATEGY=pct] [STEPTIME=1us] [MAXSTEPS=N]
 replay:
-	@if [ -z "$(TEST)" ] || [ -z "$(SEED)" ]; then echo "usage: make replay TEST=TestName SEED=0x5eed [PKG=./scenarios] [STRATEGY=random|pct]"; exit 2; fi
+	@if [ -z "$(FILE)" ] && { [ -z "$(TEST)" ] || [ -z "$(SEED)" ]; }; then echo "usage: make replay FILE=replay.txt PKG=./scenarios/<family>  or  make replay TEST=TestName SEED=0x5eed PKG=./scenarios/<family> [STRATEGY=random|pct] [STEPTIME=1us] [MAXSTEPS=N]"; exit 2; fi
 	@mkdir -p $(OUT)/replay
-	$(GO) test -count=1 $(PKG) -run '^$(TEST)$$/^seed=$(SEED)$$' -sim.seed=$(SEED) -sim.strategy=$(or $(STRATEGY),random) \
-		-sim.trace=$(CURDIR)/$(OUT)/replay/$(TEST)-$(SEED).trace -sim.out=$(CURDIR)/$(OUT)/replay -sim.record=false -v
+	@set -e; \
+	if [ -n "$(FILE)" ]; then \
+		test=$$(sed -n 's/^test //p' "$(FILE)"); seed=$$(sed -n 's/^seed //p' "$(FILE)"); \
+		if [ -z "$$test" ]; then echo "replay: $(FILE) is not a replay file (no test line)"; exit 2; fi; \
+		top=$${test%%/*}; sub=$${test#*/}; run="^$$top\$$"; if [ "$$sub" != "$$test" ]; then run="$$run/^$$sub\$$"; fi; \
+		flags="-sim.replay=$(abspath $(FILE))"; name=$$top-$$seed; \
+	else \
+		top=$$(echo "$(TEST)" | cut -d/ -f1); run="^$$top\$$/^seed=$(SEED)\$$"; \
+		flags="-sim.seed=$(SEED) -sim.strategy=$(or $(STRATEGY),random)"; \
+		if [ -n "$(STEPTIME)" ]; then flags="$$flags -sim.steptime=$(STEPTIME)"; fi; \
+		if [ -n "$(MAXSTEPS)" ]; then flags="$$flags -sim.maxsteps=$(MAXSTEPS)"; fi; \
+		name=$$top-$(SEED); \
+	fi; \
+	out=$$($(GO) test -count=1 $(PKG) -run "$$run" $$flags -sim.trace=$(CURDIR)/$(OUT)/replay/$$name.trace -sim.out=$(CURDIR)/$(OUT)/replay -sim.record=false -v 2>&1) || status=$$?; \
+	echo "$$out"; \
+	if echo "$$out" | grep -q "no tests to run"; then echo "replay: no test in $(PKG) matches $$run"; exit 2; fi; \
+	exit $${status:-0}
 
 ## bench: every benchmark, with memory statistics
 bench:

@@ -22,6 +22,7 @@ type ShardMeta struct {
 	Commit      string         `json:"commit"`
 	ClaimsHash  string         `json:"claims_sha256"`
 	Shard       string         `json:"shard"`
+	Run         string         `json:"run"` // the -run pattern of the claim checks
 	Seeds       int            `json:"seeds"`
 	MutantSeeds int            `json:"mutant_seeds"`
 	Mutants     []MutantResult `json:"mutants"`
@@ -78,6 +79,8 @@ func ReadShards(dirs []string) ([]ShardMeta, []MutantResult, error) {
 				return nil, nil, fmt.Errorf("merge: %s is from commit %s, %s from %s", dir, m.Commit, dirs[0], first.Commit)
 			case m.ClaimsHash != first.ClaimsHash:
 				return nil, nil, fmt.Errorf("merge: %s judged another CLAIMS.md than %s", dir, dirs[0])
+			case m.Run != first.Run:
+				return nil, nil, fmt.Errorf("merge: %s ran the claim checks matching %q, %s those matching %q", dir, m.Run, dirs[0], first.Run)
 			case m.Seeds != first.Seeds || m.MutantSeeds != first.MutantSeeds:
 				return nil, nil, fmt.Errorf("merge: %s ran %d/%d seeds, %s %d/%d", dir, m.Seeds, m.MutantSeeds, dirs[0], first.Seeds, first.MutantSeeds)
 			case !slices.Equal(m.MutantIDs, first.MutantIDs):

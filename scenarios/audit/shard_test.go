@@ -30,6 +30,10 @@ func TestShardsMergeIntoOneSweepOrAreRefused(t *testing.T) {
 	require.Len(t, ms, 3)
 	assert.Equal(t, []string{"a", "b", "c"}, []string{ms[0].ID, ms[1].ID, ms[2].ID}, "catalogue order")
 
+	pattern := s1
+	pattern.Run = "^TestOC1_"
+	_, _, err = ReadShards(writeShards(t, s0, pattern))
+	assert.ErrorContains(t, err, "ran the claim checks matching")
 	other := s1
 	other.Commit = "c2"
 	_, _, err = ReadShards(writeShards(t, s0, other))

@@ -164,7 +164,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel)
 	}
 	if shard != nil {
-		meta := audit.ShardMeta{Commit: rep.Commit, ClaimsHash: audit.ClaimsHash(), Shard: shard.String(), Seeds: seeds,
+		meta := audit.ShardMeta{Commit: rep.Commit, ClaimsHash: audit.ClaimsHash(), Shard: shard.String(), Run: run, Seeds: seeds,
 			MutantSeeds: mutantSeeds, Mutants: rep.Mutants, MutantIDs: ids}
 		if !withMutants {
 			meta.MutantIDs = nil
@@ -249,7 +249,7 @@ func merge(out string, dirs []string, timeout time.Duration) error {
 	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout,
 		Env: map[string]string{"WINDTUNNEL_SHARD_MERGE": strings.Join(samples, ",")}}
 	fmt.Printf("audit merge: judging %d shards of %d seeds per claim check\n", len(dirs), metas[0].Seeds)
-	recs, err := r.RunClaims(ctx, "^Test", metas[0].Seeds)
+	recs, err := r.RunClaims(ctx, metas[0].Run, metas[0].Seeds)
 	if err != nil {
 		return err
 	}
