@@ -14,7 +14,7 @@ STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
 FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
 
-.PHONY: test unit race integration determinism fuzz audit audit-quick sim sweep-slurm sweep-slurm-test replay bench lint
+.PHONY: test unit race integration determinism fuzz audit audit-quick audit-verify-schemata sim sweep-slurm sweep-slurm-test replay bench lint
 
 ## test: everything CI proves: unit and seeded claim checks, the race
 ## detector, the integration tests on real PostgreSQL and Redis, a
@@ -108,3 +108,7 @@ lint:
 	@unformatted=$$(find . -name '*.go' -not -path './$(OUT)/*' -not -path './.git/*' | xargs gofmt -l); if [ -n "$$unformatted" ]; then echo "gofmt -l lists:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+## audit-verify-schemata: run every schematized mutant on the schema build and on its own overlay, and fail on any difference
+audit-verify-schemata:
+	$(GO) run ./scenarios/cmd/audit -verify-schemata -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)/verify

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -157,24 +158,53 @@ func progressLine(l string) bool {
 		strings.Contains(t, ": claim ")
 }
 
-// RunMutant applies m, runs its checks over seeds, and says whether and
-// after how many seeds they caught it.
+// RunMutant applies m with an overlay of its own, runs its checks over
+// seeds, and says whether and after how many seeds they caught it.
 func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) MutantResult {
-	res := MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds}
-	if m.Seeds > 0 {
-		res.SeedBudget = m.Seeds
-	}
 	dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", m.ID))
 	_ = os.RemoveAll(dir)
 	overlay, err := m.Apply(r.Root, dir)
 	if err != nil {
+		res := MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds}
 		res.Error = err.Error()
 		return res
 	}
+	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+		return r.goTest(ctx, out, env, "-overlay="+overlay, "-run", m.Tests, m.Pkg)
+	})
+}
+
+// runSchemaMutant runs m on its family's schema test binary, selected by
+// the environment (mutants.MutantEnv).
+func (r Runner) runSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int, binary string) MutantResult {
+	dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", m.ID))
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds, Error: err.Error()}
+	}
+	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary, "-test.run="+m.Tests, "-test.count=1", "-test.timeout="+r.Timeout.String())
+		cmd.Dir = filepath.Join(r.Root, m.Pkg) // the package's directory, as go test runs it
+		cmd.Stdout, cmd.Stderr = out, out
+		cmd.Env = append(os.Environ(), mutants.MutantEnv+"="+m.ID)
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		return cmd.Run()
+	})
+}
+
+// judgeMutant runs a mutant's checks through run and reads the outcome.
+func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, dir string, run func(out io.Writer, env map[string]string) error) MutantResult {
+	res := MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds}
+	if m.Seeds > 0 {
+		res.SeedBudget = m.Seeds
+	}
 	statsFile := filepath.Join(dir, "stats.jsonl")
 	var out bytes.Buffer
-	args := []string{"-overlay=" + overlay, "-run", m.Tests, m.Pkg}
-	runErr := r.goTest(ctx, &out, simEnv(res.SeedBudget, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts")), args...)
+	runErr := run(&out, simEnv(res.SeedBudget, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts")))
 	_ = os.WriteFile(filepath.Join(dir, "output.txt"), out.Bytes(), 0o644)
 	text := out.String()
 	switch {
@@ -189,7 +219,7 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 	}
 	var exitErr *exec.ExitError
 	if !errors.As(runErr, &exitErr) {
-		res.Error = fmt.Sprintf("go test: %v", runErr)
+		res.Error = fmt.Sprintf("running the checks: %v", runErr)
 		return res
 	}
 	res.Caught = true
@@ -232,9 +262,18 @@ func firstFailedTest(out string) string {
 	return "a failing test (see output.txt)"
 }
 
-// RunMutants runs ms with up to parallel go test processes at once and
-// returns their results in catalogue order.
-func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, parallel int) []MutantResult {
+// RunMutants runs ms with up to parallel processes at once and returns
+// their results in catalogue order. With schemata, the mutants that edit
+// one function share one test binary per claim family (mutant schemata,
+// mutants.BuildSchema): one build for the whole catalogue instead of one
+// per mutant; the others, and every mutant of a family whose schema build
+// fails, get a build of their own.
+func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, parallel int, schemata bool) []MutantResult {
+	binaries := map[string]string{} // family package -> schema test binary
+	var inSchema map[string]bool
+	if schemata {
+		inSchema, binaries = r.buildSchemata(ctx, ms, parallel)
+	}
 	results := make([]MutantResult, len(ms))
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
@@ -247,7 +286,12 @@ func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, para
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
-			res := r.RunMutant(ctx, m, seeds)
+			var res MutantResult
+			if bin, ok := binaries[m.Pkg]; ok && inSchema[m.ID] {
+				res = r.runSchemaMutant(ctx, m, seeds, bin)
+			} else {
+				res = r.RunMutant(ctx, m, seeds)
+			}
 			results[i] = res
 			mu.Lock()
 			done++
@@ -264,6 +308,103 @@ func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, para
 	}
 	wg.Wait()
 	return results
+}
+
+// VerifySchemata runs every schematized mutant of ms both ways, on the
+// schema build and on an overlay of its own, and lists every mutant whose
+// outcome differs (caught or not, the seeds it took, the check that caught
+// it): the faster path must not hide a survivor.
+func (r Runner) VerifySchemata(ctx context.Context, ms []mutants.Mutant, seeds, parallel int) []string {
+	inSchema, binaries := r.buildSchemata(ctx, ms, parallel)
+	var problems []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(parallel, 1))
+	for _, m := range ms {
+		bin, ok := binaries[m.Pkg]
+		if !ok || !inSchema[m.ID] {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			a := r.runSchemaMutant(ctx, m, seeds, bin)
+			b := r.RunMutant(ctx, m, seeds)
+			same := a.Caught == b.Caught && a.SeedsToCatch == b.SeedsToCatch && a.CaughtBy == b.CaughtBy && (a.Error == "") == (b.Error == "")
+			mu.Lock()
+			defer mu.Unlock()
+			state := "same"
+			if !same {
+				state = "DIFFERS"
+				problems = append(problems, fmt.Sprintf("mutant %s: schema build caught=%v@%d by %q, own build caught=%v@%d by %q",
+					m.ID, a.Caught, a.SeedsToCatch, a.CaughtBy, b.Caught, b.SeedsToCatch, b.CaughtBy))
+			}
+			fmt.Fprintf(r.Log, "  [verify] %-45s %s (caught=%v@%d)\n", m.ID, state, b.Caught, b.SeedsToCatch)
+		}()
+	}
+	wg.Wait()
+	slices.Sort(problems)
+	return problems
+}
+
+// buildSchemata writes the schema overlay and builds one test binary per
+// claim family that has schematized mutants.
+func (r Runner) buildSchemata(ctx context.Context, ms []mutants.Mutant, parallel int) (map[string]bool, map[string]string) {
+	binaries := map[string]string{}
+	dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", "_schema"))
+	_ = os.RemoveAll(dir)
+	sc, err := mutants.BuildSchema(r.Root, dir, ms)
+	if err != nil {
+		fmt.Fprintf(r.Log, "  mutant schemata: %v; every mutant gets a build of its own\n", err)
+		return nil, binaries
+	}
+	var pkgs []string
+	for _, m := range ms {
+		if sc.In[m.ID] && !slices.Contains(pkgs, m.Pkg) {
+			pkgs = append(pkgs, m.Pkg)
+		}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sem := make(chan struct{}, max(parallel, 1))
+	for _, pkg := range pkgs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			bin := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
+			var out bytes.Buffer
+			cctx, cancel := context.WithTimeout(ctx, r.Timeout)
+			defer cancel()
+			cmd := exec.CommandContext(cctx, "go", "test", "-c", "-overlay="+sc.Overlay, "-o", bin, pkg)
+			cmd.Dir = r.Root
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(r.Log, "  mutant schemata: the schema build of %s failed (its mutants get builds of their own): %s\n", pkg, oneLine(out.String(), 200))
+				return
+			}
+			binaries[pkg] = bin
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, m := range ms {
+		if sc.In[m.ID] {
+			if _, ok := binaries[m.Pkg]; ok {
+				n++
+			}
+		}
+	}
+	fmt.Fprintf(r.Log, "  mutant schemata: %d of %d mutants in %d schema builds (%v); %d get builds of their own\n",
+		n, len(ms), len(binaries), time.Since(start).Round(time.Second), len(ms)-n)
+	return sc.In, binaries
 }
 
 // Commit describes the checked-out commit, for the report.

@@ -46,6 +46,8 @@ func main() {
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
 	parallel := flag.Int("j", 2, "mutants built and run at once")
 	timeout := flag.Duration("timeout", 30*time.Minute, "limit per go test process")
+	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
+	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
 	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
 	flag.Parse()
 	for _, f := range []struct {
@@ -71,10 +73,38 @@ func main() {
 		}
 		shard = &sh
 	}
-	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard); err != nil {
+	if *verify {
+		if err := verifyMain(*mutantSeeds, *parallel, *timeout, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "audit:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
+}
+
+// verifyMain compares the schema build with one build per mutant.
+func verifyMain(seeds, parallel int, timeout time.Duration, out string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	st, err := load()
+	if err != nil {
+		return err
+	}
+	r := audit.Runner{Root: st.root, Out: absOut(st.root, out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout}
+	start := time.Now()
+	problems := r.VerifySchemata(ctx, st.ms, seeds, parallel)
+	for _, p := range problems {
+		fmt.Println("  - " + p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d mutant(s) behave differently on the schema build", len(problems))
+	}
+	fmt.Printf("audit: every schematized mutant behaves on the schema build exactly as on its own overlay (%v)\n", time.Since(start).Round(time.Second))
+	return nil
 }
 
 // setup is what both the audit and the merge need.
@@ -115,7 +145,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -161,7 +191,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs)}
 	if withMutants {
 		fmt.Printf("audit: running %d mutants (%d at a time, %d seeds each)\n", len(ms), parallel, mutantSeeds)
-		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel)
+		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel, schemata)
 	}
 	if shard != nil {
 		meta := audit.ShardMeta{Commit: rep.Commit, ClaimsHash: audit.ClaimsHash(), Shard: shard.String(), Run: run, Seeds: seeds,

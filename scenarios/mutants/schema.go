@@ -1,0 +1,268 @@
+package mutants
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Mutant schemata: instead of one build per mutant, every mutant that edits
+// the body of one function is compiled into the same overlay, each behind a
+// switch read at run time (WINDTUNNEL_MUTANT=<id>), so one test binary per
+// claim family serves all of them. The switch exists only in the overlay:
+// production files carry no hook.
+//
+// For a mutant whose edit stays inside one function, the schema keeps the
+// original function and appends a copy with the edit applied, renamed, and
+// puts a dispatch at the top of the original:
+//
+//	func (c *Cache) load(ctx context.Context, k key) (bool, error) {
+//		if wtMutant == "ms-lock-kept-on-cancel" {
+//			return c.load__wt3(ctx, k)
+//		}
+//		... the original body ...
+//	}
+//	func (c *Cache) load__wt3(ctx context.Context, k key) (bool, error) { ... the mutated body ... }
+//
+// A mutant that edits anything else (a constant, a type, two functions) is
+// not schematized: it keeps a build of its own (Schema.Separate).
+
+// MutantEnv is the variable that selects a mutant in a schema build.
+const MutantEnv = "WINDTUNNEL_MUTANT"
+
+// Schema is the combined overlay.
+type Schema struct {
+	Overlay  string          // the overlay file to build with
+	In       map[string]bool // mutant IDs the schema serves
+	Separate []Mutant        // mutants that need a build of their own
+}
+
+// BuildSchema writes the combined overlay of ms under dir. Mutants it
+// cannot schematize are returned in Separate, with the reason in the error
+// list only when the mutant itself is broken (its snippet does not apply).
+func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
+	sc := Schema{In: map[string]bool{}}
+	byFile := map[string][]Mutant{}
+	var files []string
+	for _, m := range ms {
+		if _, ok := byFile[m.File]; !ok {
+			files = append(files, m.File)
+		}
+		byFile[m.File] = append(byFile[m.File], m)
+	}
+	sort.Strings(files)
+	src := filepath.Join(dir, "_schema")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return sc, err
+	}
+	replace := map[string]string{}
+	pkgDirs := map[string]string{} // package directory -> package name
+	for fi, file := range files {
+		orig, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			return sc, err
+		}
+		out, in, rest, pkgName, err := schematize(string(orig), byFile[file], fi)
+		if err != nil {
+			return sc, fmt.Errorf("schema of %s: %w", file, err)
+		}
+		sc.Separate = append(sc.Separate, rest...)
+		if len(in) == 0 {
+			continue
+		}
+		for _, m := range in {
+			sc.In[m.ID] = true
+		}
+		dst := filepath.Join(src, fmt.Sprintf("%03d_%s", fi, filepath.Base(file)))
+		if err := os.WriteFile(dst, []byte(out), 0o644); err != nil {
+			return sc, err
+		}
+		abs, err := filepath.Abs(filepath.Join(root, file))
+		if err != nil {
+			return sc, err
+		}
+		absDst, err := filepath.Abs(dst)
+		if err != nil {
+			return sc, err
+		}
+		replace[abs] = absDst
+		pkgDirs[filepath.Dir(abs)] = pkgName
+	}
+	// The switch: one variable per mutated package, in a file of its own.
+	var dirs []string
+	for d := range pkgDirs { //windtunnel:unordered sorted below
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	for i, d := range dirs {
+		dst, err := filepath.Abs(filepath.Join(src, fmt.Sprintf("switch_%03d.go", i)))
+		if err != nil {
+			return sc, err
+		}
+		body := fmt.Sprintf("package %s\n\nimport \"os\"\n\n// wtMutant selects the mutant a schema build runs (windtunnel mutant schemata).\nvar wtMutant = os.Getenv(%q)\n", pkgDirs[d], MutantEnv)
+		if err := os.WriteFile(dst, []byte(body), 0o644); err != nil {
+			return sc, err
+		}
+		replace[filepath.Join(d, "zz_windtunnel_mutant_switch.go")] = dst
+	}
+	js, err := json.Marshal(map[string]map[string]string{"Replace": replace})
+	if err != nil {
+		return sc, err
+	}
+	sc.Overlay = filepath.Join(dir, "schema-overlay.json")
+	return sc, os.WriteFile(sc.Overlay, js, 0o644)
+}
+
+// edit is a text insertion or replacement at an offset of the original.
+type edit struct {
+	at, end int
+	text    string
+}
+
+// schematize rewrites one file: the mutants it can serve with a switch
+// (in), the ones it cannot (rest).
+func schematize(orig string, ms []Mutant, fileIndex int) (out string, in, rest []Mutant, pkg string, err error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "orig.go", orig, parser.ParseComments)
+	if err != nil {
+		return "", nil, nil, "", err
+	}
+	pkg = f.Name.Name
+	var edits []edit
+	var appended []string
+	named := map[*ast.FuncDecl]bool{}
+	for mi, m := range ms {
+		if strings.Count(orig, m.Old) != 1 {
+			return "", nil, nil, "", fmt.Errorf("mutant %s: its snippet occurs %d times", m.ID, strings.Count(orig, m.Old))
+		}
+		at := strings.Index(orig, m.Old)
+		fd := enclosingFunc(fset, f, at, at+len(m.Old))
+		if fd == nil {
+			rest = append(rest, m)
+			continue
+		}
+		// The mutated copy: the function's text with the edit applied,
+		// renamed.
+		start, end := fset.Position(fd.Pos()).Offset, fset.Position(fd.End()).Offset
+		text := orig[start:end]
+		rel := at - start
+		mutated := text[:rel] + m.New + text[rel+len(m.Old):]
+		nameOff := fset.Position(fd.Name.Pos()).Offset - start
+		copyName := fmt.Sprintf("%s__wt%d_%d", fd.Name.Name, fileIndex, mi)
+		mutated = mutated[:nameOff] + copyName + mutated[nameOff+len(fd.Name.Name):]
+		// Drop the doc comment from the copy; it is the original's.
+		appended = append(appended, "\n// "+copyName+" is mutant "+m.ID+" of "+fd.Name.Name+" (a schema build's copy).\n"+mutated+"\n")
+		// Name every parameter of the original so the dispatch can pass it.
+		if !named[fd] {
+			named[fd] = true
+			edits = append(edits, nameParams(fset, fd)...)
+		}
+		call := dispatchCall(fd, copyName)
+		var stmt string
+		if fd.Type.Results == nil || len(fd.Type.Results.List) == 0 {
+			stmt = fmt.Sprintf("\n\tif wtMutant == %q {\n\t\t%s\n\t\treturn\n\t}\n", m.ID, call)
+		} else {
+			stmt = fmt.Sprintf("\n\tif wtMutant == %q {\n\t\treturn %s\n\t}\n", m.ID, call)
+		}
+		lbrace := fset.Position(fd.Body.Lbrace).Offset + 1
+		edits = append(edits, edit{at: lbrace, end: lbrace, text: stmt})
+		in = append(in, m)
+	}
+	// Apply the edits back to front.
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+	out = orig
+	for _, e := range edits {
+		out = out[:e.at] + e.text + out[e.end:]
+	}
+	return out + strings.Join(appended, ""), in, rest, pkg, nil
+}
+
+// enclosingFunc is the top-level function whose body holds [from, to), or
+// nil.
+func enclosingFunc(fset *token.FileSet, f *ast.File, from, to int) *ast.FuncDecl {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		b0, b1 := fset.Position(fd.Body.Lbrace).Offset+1, fset.Position(fd.Body.Rbrace).Offset
+		if from >= b0 && to <= b1 {
+			return fd
+		}
+	}
+	return nil
+}
+
+// paramName is the dispatch's name of an unnamed parameter.
+func paramName(i int) string { return fmt.Sprintf("wtP%d", i) }
+
+// nameParams names the receiver and every parameter that has no usable
+// name (none, or _) in the original function.
+func nameParams(fset *token.FileSet, fd *ast.FuncDecl) []edit {
+	var edits []edit
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	fix := func(fl *ast.FieldList, prefix string) {
+		if fl == nil {
+			return
+		}
+		for i, field := range fl.List {
+			if len(field.Names) == 0 {
+				edits = append(edits, edit{at: off(field.Type.Pos()), end: off(field.Type.Pos()), text: fmt.Sprintf("%s%d ", prefix, i)})
+				continue
+			}
+			for j, n := range field.Names {
+				if n.Name == "_" {
+					edits = append(edits, edit{at: off(n.Pos()), end: off(n.End()), text: fmt.Sprintf("%s%d_%d", prefix, i, j)})
+				}
+			}
+		}
+	}
+	fix(fd.Recv, "wtR")
+	fix(fd.Type.Params, "wtP")
+	return edits
+}
+
+// dispatchCall is the call of the mutated copy with the original's
+// receiver, type parameters and parameters.
+func dispatchCall(fd *ast.FuncDecl, copyName string) string {
+	names := func(fl *ast.FieldList, prefix string) []string {
+		var out []string
+		if fl == nil {
+			return out
+		}
+		for i, field := range fl.List {
+			if len(field.Names) == 0 {
+				out = append(out, fmt.Sprintf("%s%d", prefix, i))
+				continue
+			}
+			for j, n := range field.Names {
+				if n.Name == "_" {
+					out = append(out, fmt.Sprintf("%s%d_%d", prefix, i, j))
+				} else {
+					out = append(out, n.Name)
+				}
+			}
+		}
+		return out
+	}
+	args := names(fd.Type.Params, "wtP")
+	if n := len(fd.Type.Params.List); n > 0 {
+		if _, variadic := fd.Type.Params.List[n-1].Type.(*ast.Ellipsis); variadic {
+			args[len(args)-1] += "..."
+		}
+	}
+	callee := copyName
+	if fd.Recv != nil {
+		callee = names(fd.Recv, "wtR")[0] + "." + copyName
+	} else if fd.Type.TypeParams != nil {
+		callee += "[" + strings.Join(names(fd.Type.TypeParams, "wtT"), ", ") + "]"
+	}
+	return callee + "(" + strings.Join(args, ", ") + ")"
+}

@@ -1,0 +1,78 @@
+package mutants
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const schemaSrc = `package p
+
+const Limit = 3
+
+// F adds.
+func F(a int, _ string, more ...int) int {
+	return a + Limit
+}
+
+func (*T) M() {
+	println("m")
+}
+
+type T struct{}
+
+func G[X any](x X) X { return x }
+`
+
+func TestSchematizeDispatchesFunctionEditsAndLeavesTheRest(t *testing.T) {
+	ms := []Mutant{
+		{ID: "f-plus", Old: "return a + Limit", New: "return a + Limit + 1"},
+		{ID: "f-minus", Old: "a + Limit\n", New: "a - Limit\n"},
+		{ID: "m-quiet", Old: `println("m")`, New: `_ = 0`},
+		{ID: "g-zero", Old: "return x", New: "var z X; return z"},
+		{ID: "limit", Old: "const Limit = 3", New: "const Limit = 4"},
+	}
+	out, in, rest, pkg, err := schematize(schemaSrc, ms, 7)
+	require.NoError(t, err)
+	assert.Equal(t, "p", pkg)
+	assert.Len(t, in, 4)
+	require.Len(t, rest, 1)
+	assert.Equal(t, "limit", rest[0].ID, "a constant needs a build of its own")
+	assert.Contains(t, out, `if wtMutant == "f-plus" {`)
+	assert.Contains(t, out, "return F__wt7_0(a, wtP1_0, more...)")
+	assert.Contains(t, out, "func (wtR0 *T) M() {")
+	assert.Contains(t, out, "wtR0.M__wt7_2()\n\t\treturn")
+	assert.Contains(t, out, "return G__wt7_3[X](x)")
+	assert.Contains(t, out, "return a + Limit + 1")
+	// It compiles.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(out+"\nvar wtMutant string\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module p\n\ngo 1.26\n"), 0o644))
+	cmd := exec.Command("go", "vet", ".")
+	cmd.Dir = dir
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", b, out)
+}
+
+// The schema of the whole catalogue builds: the one build that serves
+// every schematized mutant.
+func TestTheCatalogueSchemaBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds impl/ with the schema overlay")
+	}
+	ms, err := Everything()
+	require.NoError(t, err)
+	root := filepath.Join("..", "..")
+	sc, err := BuildSchema(root, t.TempDir(), ms)
+	require.NoError(t, err)
+	assert.Greater(t, len(sc.In), len(ms)/2, "most mutants are schematized (%d of %d)", len(sc.In), len(ms))
+	cmd := exec.Command("go", "build", "-overlay="+sc.Overlay, "./impl/...")
+	cmd.Dir = root
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	t.Logf("%d of %d mutants in one schema build; %d need their own", len(sc.In), len(ms), len(sc.Separate))
+}
