@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/model/baseline"
 )
 
 // The benchmark workload: 4 keys with 400,000 buffered points each, nearly
@@ -41,7 +42,7 @@ func (d newDesign) drain(cutoff int64) time.Duration {
 	return st.LockHeld
 }
 
-type oldDesign struct{ c *model.OldCollector }
+type oldDesign struct{ c *baseline.OldCollector }
 
 func (d oldDesign) record(p model.Point) { d.c.Record(p.Key, p.TS, p.Value) }
 func (d oldDesign) drain(cutoff int64) time.Duration {
@@ -51,7 +52,7 @@ func (d oldDesign) drain(cutoff int64) time.Duration {
 
 func designs(b *testing.B, r rt.Runtime) map[string]func() drainer {
 	return map[string]func() drainer{
-		"old": func() drainer { return oldDesign{model.NewOldCollector(r)} },
+		"old": func() drainer { return oldDesign{baseline.NewOldCollector(r)} },
 		"new": func() drainer {
 			c, err := collector.New(r, collector.Config{})
 			if err != nil {
@@ -76,7 +77,7 @@ func benchData() (pts []model.Point, older []model.Point, cutoff int64) {
 
 // BenchmarkDrainLockHold measures how long one drain holds the write lock
 // with 400,000 buffered points per key (DR-2, DR-8): old = the partition
-// under the lock (model.OldCollector), new = the two-swap drain. The figure
+// under the lock (baseline.OldCollector), new = the two-swap drain. The figure
 // to compare is lock-ns/drain; ns/op is the whole drain, lock or not.
 func BenchmarkDrainLockHold(b *testing.B) {
 	pts, older, cutoff := benchData()

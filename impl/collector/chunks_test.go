@@ -3,10 +3,14 @@ package collector
 import (
 	"slices"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
 func seriesOf(pts []Point) *series {
@@ -206,4 +210,37 @@ func TestSeriesAgainstFlatList(t *testing.T) {
 			},
 		})
 	})
+}
+
+// Prune uses the drain's split under the write lock: it drops the chunks
+// entirely older than the cutoff, moves the younger ones whole (the same
+// chunk objects and arrays) and copies only the chunk that straddles the
+// cutoff (DR-10).
+func TestPruneMovesWholeChunksAndCopiesOnlyTheStraddler(t *testing.T) {
+	c, err := New(rt.Real(), Config{})
+	require.NoError(t, err)
+	for _, p := range inOrder(4*ChunkPoints, 0) {
+		require.NoError(t, c.Record("k", time.Unix(0, p.TS), p.Value))
+	}
+	var before []*chunk
+	for ch := c.series["k"].head; ch != nil; ch = ch.next {
+		before = append(before, ch)
+	}
+	require.Len(t, before, 4)
+	cut := int64(ChunkPoints + ChunkPoints/2)
+	n, err := c.Prune(time.Unix(0, cut))
+	require.NoError(t, err)
+	assert.EqualValues(t, cut, n)
+	var after []*chunk
+	for ch := c.series["k"].head; ch != nil; ch = ch.next {
+		after = append(after, ch)
+	}
+	require.Len(t, after, 3)
+	assert.NotSame(t, before[1], after[0], "the straddling chunk is copied")
+	assert.Equal(t, inOrder(ChunkPoints, 0)[ChunkPoints/2:][0].Value+float64(ChunkPoints), after[0].pts[0].Value)
+	assert.Len(t, after[0].pts, ChunkPoints/2)
+	assert.Same(t, before[2], after[1], "a younger chunk moves whole")
+	assert.Same(t, before[3], after[2])
+	assert.Same(t, unsafe.SliceData(before[2].pts), unsafe.SliceData(after[1].pts), "with its array")
+	require.NoError(t, c.CheckInvariants())
 }

@@ -1,8 +1,8 @@
 // Package collector buffers metric points per key in memory and hands them
 // to a periodic flush by age, without stalling the requests that record
-// them. It implements the change described in seeds/metrics-drain.txt
-// ("stop the metrics drain from stalling requests") and serves claims
-// DR-1..DR-9 of CLAIMS.md.
+// them. It implements the change described in
+// ../shared/seeds/metrics-drain.txt ("stop the metrics drain from stalling
+// requests") and serves claims DR-1..DR-11 of CLAIMS.md.
 //
 // # The problem it solves
 //
@@ -31,11 +31,20 @@
 //     them, per key, the chunks recorded during step 2 (DR-5).
 //
 // The write lock is held twice, each time for a map swap; no buffered point
-// is copied under it (DR-2, counted exactly in DrainStats.MovedUnderLock),
+// is copied under it (DR-2; DrainStats.MovedUnderLock is the drain's own
+// account of what it moved, which the claim checks measure from outside),
 // and it is free during the whole split (DR-3). A drain mutex serializes
 // steps 1–3 of concurrent drains (DR-4); Record, Query and Prune never take
 // it. The aggregation into Buckets (count, sum, min, max per key and
-// bucket) runs after step 3.
+// bucket) runs after step 3, and gives the buckets the old collector's flush
+// gave (DR-11).
+//
+// # The prune
+//
+// Prune(cutoff) discards the points with TS < cutoff under the write lock
+// with the same split: chunks entirely older are dropped, chunks entirely
+// younger stay as they are, and only the chunks that straddle the cutoff
+// are copied, however many points are buffered (DR-10).
 //
 // Documented deviation (DR-7): between steps 1 and 3 an in-memory Query or
 // Snapshot does not see the swapped-out points (for well under a

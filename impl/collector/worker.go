@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
@@ -40,7 +39,9 @@ type FlushWorker struct {
 	drain  func(context.Context) error
 	logf   func(format string, args ...any)
 
-	started atomic.Bool
+	// startMu guards started: Start and Stop may race on real threads.
+	startMu rt.Mutex
+	started bool
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    rt.Event
@@ -60,13 +61,14 @@ func NewFlushWorker(r rt.Runtime, drain func(ctx context.Context) error, cfg Wor
 		return nil, fmt.Errorf("%w: negative period %v", ErrInvalid, cfg.Period)
 	}
 	w := &FlushWorker{
-		r:      r,
-		period: cmp.Or(cfg.Period, DefaultFlushPeriod),
-		drain:  drain,
-		logf:   cfg.Logf,
-		done:   r.NewEvent("collector.flush.stopped"),
-		cycles: stats.NewCounterVec("worker", "metrics_flush"),
-		errs:   stats.NewCounterVec("worker", "metrics_flush"),
+		r:       r,
+		period:  cmp.Or(cfg.Period, DefaultFlushPeriod),
+		drain:   drain,
+		logf:    cfg.Logf,
+		done:    r.NewEvent("collector.flush.stopped"),
+		startMu: r.NewMutex("collector.flush.start"),
+		cycles:  stats.NewCounterVec("worker", "metrics_flush"),
+		errs:    stats.NewCounterVec("worker", "metrics_flush"),
 	}
 	if w.logf == nil {
 		w.logf = func(string, ...any) {}
@@ -81,9 +83,12 @@ func NewFlushWorker(r rt.Runtime, drain func(ctx context.Context) error, cfg Wor
 
 // Start starts the worker's task. Starting twice is an error.
 func (w *FlushWorker) Start() error {
-	if !w.started.CompareAndSwap(false, true) {
+	w.startMu.Lock()
+	defer w.startMu.Unlock()
+	if w.started {
 		return fmt.Errorf("%w: flush worker already started", ErrInvalid)
 	}
+	w.started = true
 	w.r.Go("collector.flush", w.loop)
 	return nil
 }
@@ -94,7 +99,10 @@ func (w *FlushWorker) Start() error {
 // that was never started returns at once.
 func (w *FlushWorker) Stop(ctx context.Context) error {
 	w.cancel()
-	if !w.started.Load() {
+	w.startMu.Lock()
+	started := w.started
+	w.startMu.Unlock()
+	if !started {
 		return nil
 	}
 	return w.done.Wait(ctx)

@@ -33,7 +33,14 @@ type Sample struct {
 	Artifact string
 	// Values are the observations, for the distribution. A check keeps
 	// them bounded (MaxValues per seed).
-	Values []float64
+	Values []float64 `json:",omitempty"`
+	// Tally holds further counts of the seed, added up over the seeds
+	// (Outcome.Tally), and Peak further figures of which the largest is
+	// kept (Outcome.Peak): what a measured text reports besides Worst.
+	// They travel with the sample, so a sharded sweep merges them too;
+	// never add them up in a closure of the check.
+	Tally map[string]int64   `json:",omitempty"`
+	Peak  map[string]float64 `json:",omitempty"`
 }
 
 // MaxValues bounds Sample.Values: a seed's distribution keeps its first
@@ -114,6 +121,10 @@ type Outcome struct {
 	// Limit is the largest limit a seed compared with (the table's bound,
 	// or a seed's own).
 	Limit float64
+	// Tally and Peak merge the seeds' Sample.Tally (sums) and Sample.Peak
+	// (maxima).
+	Tally map[string]int64
+	Peak  map[string]float64
 }
 
 // WorstText is the worst figure in the bound's unit ("none observed").
@@ -148,6 +159,9 @@ type Check[R any] struct {
 	Seeds int
 	// Config is the base configuration of every run (limits).
 	Config sim.Config
+	// MaxSeeds caps the seeds whatever -sim.seeds says (a heavy
+	// configuration; 0: no cap).
+	MaxSeeds int
 	// Sequential runs the seeds one at a time (a body that measures wall
 	// time); otherwise they run on every core (simtest's -sim.parallel).
 	Sequential bool
@@ -202,7 +216,7 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 			return o
 		}
 	} else {
-		res := simtest.Seeds(t, simtest.Options{Seeds: c.Seeds, Config: c.Config, Sequential: c.Sequential}, func(s *sim.Sim) (R, error) {
+		res := simtest.Seeds(t, simtest.Options{Seeds: c.Seeds, MaxSeeds: c.MaxSeeds, Config: c.Config, Sequential: c.Sequential}, func(s *sim.Sim) (R, error) {
 			return c.Fly(s, b)
 		})
 		values = map[uint64]R{}
@@ -210,7 +224,7 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 			seeds = append(seeds, SeedSample{Seed: run.Seed, Index: run.Index, Failure: run.Failure, Probes: run.Probes, Sample: c.Sample(run.Value)})
 			values[run.Seed] = run.Value
 		}
-		if err := writeShard(t.Name(), c.Seeds, seeds); err != nil {
+		if err := writeShard(t.Name(), c.Seeds, c.MaxSeeds, seeds); err != nil {
 			t.Errorf("%s: writing the shard's samples: %v", c.Claim, err)
 		}
 	}
@@ -294,6 +308,20 @@ func merge(o *Outcome, claim string, required []Probe, seeds []SeedSample) uint6
 			}
 		}
 		smp := run.Sample
+		for k, v := range smp.Tally { //windtunnel:unordered sums
+			if o.Tally == nil {
+				o.Tally = map[string]int64{}
+			}
+			o.Tally[k] += v
+		}
+		for k, v := range smp.Peak { //windtunnel:unordered maxima
+			if o.Peak == nil {
+				o.Peak = map[string]float64{}
+			}
+			if cur, ok := o.Peak[k]; !ok || v > cur {
+				o.Peak[k] = v
+			}
+		}
 		o.Of += smp.Of
 		o.Wrong += smp.Wrong
 		if smp.Wrong > 0 && o.Witness == "" && o.Bound == nil {

@@ -40,7 +40,7 @@ func samplesPath(dir, test string) string {
 }
 
 // writeShard writes a check's samples when the run is a shard of a sweep.
-func writeShard(test string, defaultSeeds int, seeds []SeedSample) error {
+func writeShard(test string, defaultSeeds, maxSeeds int, seeds []SeedSample) error {
 	dir := os.Getenv("WINDTUNNEL_SHARD_OUT")
 	if dir == "" {
 		return nil
@@ -60,7 +60,7 @@ func writeShard(test string, defaultSeeds int, seeds []SeedSample) error {
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
-	if err := enc.Encode(shardHeader{Test: test, Shard: shard.String(), Seeds: simtest.SeedsFor(defaultSeeds)}); err != nil {
+	if err := enc.Encode(shardHeader{Test: test, Shard: shard.String(), Seeds: simtest.SeedsFor(defaultSeeds, maxSeeds)}); err != nil {
 		return err
 	}
 	for _, s := range seeds {

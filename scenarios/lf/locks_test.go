@@ -232,8 +232,6 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 	// The table's figure is for the two filters of the source text, one
 	// read lock each.
 	perFilter := two.Int() / 2
-	var ops [3][numOps]extent
-	var mutexes [3]int
 	claims.Run(t, claims.Check[lf5Result]{
 		Claim: "LF-5", Bound: zero.Name, Seeds: 10,
 		Fly: func(s *sim.Sim, b claims.Bound) (lf5Result, error) {
@@ -259,15 +257,12 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 			return res, nil
 		},
 		Sample: func(r lf5Result) claims.Sample {
-			for class := range ops {
-				for op := range ops[class] {
-					ops[class][op].merge(r.ops[class][op])
-				}
-				mutexes[class] += r.mutexes[class]
-			}
-			return r.smp
+			smp := r.smp
+			smp.Tally, smp.Peak = encodeExtents(r.ops, r.mutexes)
+			return smp
 		},
 		Measured: func(o claims.Outcome) string {
+			ops, mutexes := decodeExtents(o)
 			t0, t1, t2 := ops[0], ops[1], ops[2]
 			return fmt.Sprintf("target path: at most %s lock acquisitions per span enter or exit (%s read and %d write per enter, %s read per exit, over %d enters and %d exits; %d locks created; logging %s); span-aware with logs and telemetry: %s read locks per enter and %s per exit (%d enters, %d exits, at most %d write locks at either); one span-aware filter: %s per enter, %s per exit; %d of %d counted operations off; %s",
 				o.WorstText(), t0[opEnter].reads(), t0[opEnter].max.W, t0[opExit].reads(), t0[opEnter].n, t0[opExit].n, mutexes[0],
@@ -284,6 +279,44 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 			{Name: "lf/enter-while-another-task-is-inside-the-shared-span", What: "a task entered the shared span while another task was inside it", Min: 10},
 		},
 	})
+}
+
+// encodeExtents puts a seed's lock counts into a sample's Tally (sums) and
+// Peak (maxima; a minimum as the maximum of its negation), so that they
+// merge over seeds, also across the shards of a sweep.
+func encodeExtents(ops [3][numOps]extent, mutexes [3]int) (map[string]int64, map[string]float64) {
+	tally, peak := map[string]int64{}, map[string]float64{}
+	for class := range ops {
+		tally[fmt.Sprintf("%d.mutexes", class)] = int64(mutexes[class])
+		for op, e := range ops[class] {
+			if e.n == 0 {
+				continue
+			}
+			k := fmt.Sprintf("%d.%s", class, opNames[op])
+			tally[k+".n"] = e.n
+			peak[k+".maxR"], peak[k+".maxW"] = float64(e.max.R), float64(e.max.W)
+			peak[k+".-minR"], peak[k+".-minW"] = -float64(e.min.R), -float64(e.min.W)
+		}
+	}
+	return tally, peak
+}
+
+// decodeExtents is the inverse over the merged outcome.
+func decodeExtents(o claims.Outcome) (ops [3][numOps]extent, mutexes [3]int) {
+	for class := range ops {
+		mutexes[class] = int(o.Tally[fmt.Sprintf("%d.mutexes", class)])
+		for op := range ops[class] {
+			k := fmt.Sprintf("%d.%s", class, opNames[op])
+			n := o.Tally[k+".n"]
+			if n == 0 {
+				continue
+			}
+			ops[class][op] = extent{n: n,
+				max: locks{R: int64(o.Peak[k+".maxR"]), W: int64(o.Peak[k+".maxW"])},
+				min: locks{R: -int64(o.Peak[k+".-minR"]), W: -int64(o.Peak[k+".-minW"])}}
+		}
+	}
+	return ops, mutexes
 }
 
 // logLocks says how many locks a logged event took, on every path.

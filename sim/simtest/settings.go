@@ -102,6 +102,7 @@ type settings struct {
 	trace       string
 	parallel    int
 	shard       Shard
+	capped      bool // the test's MaxSeeds lowered the seed count
 }
 
 // Shard is the slice i of n of a test's regular seeds.
@@ -153,6 +154,11 @@ var exit = os.Exit
 // currentSettings returns the process's settings with the test's default
 // seed count applied.
 func currentSettings(defaultSeeds int) (settings, error) {
+	return currentSettingsCapped(defaultSeeds, 0)
+}
+
+// currentSettingsCapped also applies a test's seed cap (0: none).
+func currentSettingsCapped(defaultSeeds, maxSeeds int) (settings, error) {
 	settingsOnce.Do(func() {
 		settingsBase, settingsErr = readSettings()
 		if settingsErr != nil {
@@ -172,6 +178,9 @@ func currentSettings(defaultSeeds int) (settings, error) {
 	}
 	if st.seeds <= 0 {
 		return st, fmt.Errorf("the test's default seed count must be positive, got %d", st.seeds)
+	}
+	if maxSeeds > 0 && st.seeds > maxSeeds {
+		st.seeds, st.capped = maxSeeds, true
 	}
 	return st, nil
 }
@@ -320,7 +329,7 @@ func CurrentShard() (Shard, error) {
 
 // SeedsFor is the number of regular seeds a test with defaultSeeds runs
 // over the whole sweep (-sim.seeds, else its default).
-func SeedsFor(defaultSeeds int) int {
-	st, _ := currentSettings(defaultSeeds)
+func SeedsFor(defaultSeeds, maxSeeds int) int {
+	st, _ := currentSettingsCapped(defaultSeeds, maxSeeds)
 	return st.seeds
 }

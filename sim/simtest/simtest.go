@@ -49,6 +49,10 @@ type Options struct {
 	// Config is the base configuration of every run: limits and step time.
 	// The harness sets Seed, Strategy and the trace options.
 	Config sim.Config
+	// MaxSeeds caps the seeds whatever -sim.seeds says (0: no cap), for a
+	// configuration so heavy that a sweep of many seeds would spend most of
+	// its time there; the summary says when the cap applied.
+	MaxSeeds int
 	// Sequential runs the seeds one after another whatever -sim.parallel
 	// says: for tests whose bodies measure wall time (DR-8, TW-9), which
 	// seeds running on the other cores would distort.
@@ -215,10 +219,13 @@ type harness struct {
 // test and returns false.
 func (h *harness) setup() bool {
 	t := h.t
-	st, err := currentSettings(h.opts.Seeds)
+	st, err := currentSettingsCapped(h.opts.Seeds, h.opts.MaxSeeds)
 	if err != nil {
 		t.Fatalf("windtunnel: %v", err)
 		return false
+	}
+	if st.capped {
+		t.Logf("windtunnel: %d seeds, this test's cap (a heavy configuration), instead of -sim.seeds", st.seeds)
 	}
 	if st.replay != nil {
 		if err := st.replay.belongsTo(t.Name()); err != nil {

@@ -1,0 +1,23 @@
+// Package dr holds the claim checks of the metrics drain (DR-1 to DR-11 of
+// CLAIMS.md; source text: ../shared/seeds/metrics-drain.txt), flown in the
+// simulated world of scenarios/world/drain around the production collector
+// of impl/collector, and judged by the collector checkers of package checks
+// (checks/collector*.go).
+//
+//	DR-1   partition_test.go  drain, prune and flush buckets = the plain partition by cutoff, at 4,000 and 400,000 points per key
+//	DR-2   locks_test.go      no point copied under the write lock, counted from outside (lock log and chunk inspections), at both sizes
+//	DR-3   locks_test.go      records issued at every yield of the split, the last one included, complete without waiting
+//	DR-4   drains_test.go     concurrent drains serialized (probe, porcupine, conservation), and a proof: two drains and a prune
+//	DR-5   drains_test.go     points recorded during the split are put back after the kept ones
+//	DR-6   chunks_test.go     chunks of at most 1,024 points (reached exactly) with true bounds, one reallocation per record, only straddlers split
+//	DR-7   drains_test.go     linearizable but for the documented query deviation, which must be reproduced
+//	DR-8   wait_test.go       wall clock: the longest lock wait during a flush, old design against new (real goroutines)
+//	DR-9   worker_test.go     a failed flush cycle is logged and counted under the source text's series; the worker goes on
+//	DR-10  prune_test.go      prune copies at most the straddling chunk per key (reached exactly), at both sizes; out of order, only straddlers
+//	DR-11  flush_test.go      the flush output equals the old collector's (model/baseline), replayed in lock order, at both sizes
+//
+// Every bound comes from scenarios/claims.Table; the interleaving classes
+// the checks require are the probes of scenarios/world/drain (probes.go);
+// the mutants these checks must catch are in scenarios/mutants/dr.go, with
+// the tolerance sites (drSites) the audit derives widened bounds from.
+package dr

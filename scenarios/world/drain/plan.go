@@ -1,0 +1,225 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/windtunnel/windtunnel/impl/collector"
+	"github.com/windtunnel/windtunnel/impl/stats"
+)
+
+// Plan is a workload: preloaded points, then recorder, drainer, pruner and
+// querier tasks and optionally the flush worker, all at once, then a final
+// drain of everything. Every count is a bound: a plan always ends.
+type Plan struct {
+	// Preload is the number of points per key recorded before the tasks
+	// start.
+	Preload int
+	// Recorders tasks record RecordsEach points each on random keys, with
+	// out-of-order timestamps, pausing up to Pause of virtual time between
+	// two records (0: a yield).
+	Recorders, RecordsEach int
+	Pause                  time.Duration
+	// RecorderKeys, if set, gives recorder i the keys RecorderKeys[i %
+	// len(RecorderKeys)] instead of every key: recorders on disjoint keys
+	// keep the orders a linearizability checker must guess few.
+	RecorderKeys [][]string
+	// Drainers tasks issue DrainsEach drains each (DrainPoints, or Drain
+	// when Buckets), after up to DrainDelay yields; Drainers > 1 makes drains
+	// concurrent (DR-4). SnapshotAfterDrain takes a snapshot right after
+	// each drain (DR-5).
+	Drainers, DrainsEach int
+	DrainDelay           int
+	Buckets              bool
+	SnapshotAfterDrain   bool
+	// Prunes and Queries are issued by one pruner and one querier task.
+	Prunes, Queries int
+	// InvariantsEveryOp checks the chunk invariants after every operation
+	// of every task (DR-6).
+	InvariantsEveryOp bool
+	// Hook is what each drain does at its yields.
+	Hook HookPlan
+	// Worker, if set, runs the flush worker while the tasks run.
+	Worker *WorkerPlan
+	// FinalDrain drains everything at the end, so the last state is in the
+	// history; FinalSnapshot then takes a snapshot.
+	FinalDrain, FinalSnapshot bool
+}
+
+// WorkerPlan runs collector.FlushWorker with a drain function that drains
+// through the world (so that its drains are in the history) and, on the
+// cycles Fail picks, fails instead: with a panic or an error (DR-9).
+type WorkerPlan struct {
+	Period time.Duration
+	// Fail returns the failure to inject in cycle n (1-based): "" none,
+	// "panic" or "error".
+	Fail func(n int) string
+	// Registry receives the worker's metrics.
+	Registry *stats.Registry
+
+	// Filled in by Run.
+	Worker   *collector.FlushWorker
+	Calls    int      // drain function calls
+	Injected []string // "cycle n: panic|error"
+	Logs     []string
+}
+
+// Run runs p in the world and returns when every task is done. It ends the
+// run on an unexpected collector error.
+func (w *World) Run(p Plan) {
+	s := w.S
+	ctx := context.Background()
+	w.Hook = p.Hook
+	if p.Preload > 0 {
+		w.Preload(p.Preload)
+		w.PruneHorizon = w.Stamps.At(int64(p.Preload * len(w.Keys) / 10))
+	}
+	check := func(op Op) {
+		if op.Err != nil {
+			s.Failf("world: %s failed: %v", op, op.Err)
+		}
+		if p.InvariantsEveryOp {
+			w.CheckInvariants("after " + op.String())
+		}
+	}
+	if p.Worker != nil {
+		w.startWorker(p.Worker)
+	}
+	wg := s.NewWaitGroup("drain.tasks")
+	for i := range p.Recorders {
+		task := fmt.Sprintf("recorder-%d", i)
+		keys := w.Keys
+		if len(p.RecorderKeys) > 0 {
+			keys = p.RecorderKeys[i%len(p.RecorderKeys)]
+		}
+		wg.Add(1)
+		s.Go(task, func() {
+			defer wg.Done()
+			for range p.RecordsEach {
+				check(w.Record(task, keys[s.Rand().IntN(len(keys))], w.Stamps.Next(s.Rand())))
+				w.pause(p.Pause)
+			}
+		})
+	}
+	for i := range p.Drainers {
+		task := fmt.Sprintf("drainer-%d", i)
+		wg.Add(1)
+		s.Go(task, func() {
+			defer wg.Done()
+			for range p.DrainsEach {
+				for range s.Rand().IntN(p.DrainDelay + 1) {
+					w.pause(p.Pause)
+				}
+				if p.Buckets {
+					check(w.DrainBuckets(ctx, task, w.Cutoff()))
+				} else {
+					check(w.Drain(ctx, task, w.Cutoff()))
+				}
+				if p.SnapshotAfterDrain {
+					check(w.Snapshot(task))
+				}
+			}
+		})
+	}
+	if p.Prunes > 0 {
+		wg.Add(1)
+		s.Go("pruner", func() {
+			defer wg.Done()
+			for range p.Prunes {
+				w.pause(p.Pause)
+				from := w.Stamps.Base - int64(20*time.Second)
+				check(w.Prune("pruner", from+s.Rand().Int64N(w.PruneHorizon-from+1)))
+			}
+		})
+	}
+	if p.Queries > 0 {
+		wg.Add(1)
+		s.Go("querier", func() {
+			defer wg.Done()
+			for range p.Queries {
+				w.pause(p.Pause)
+				key := w.Keys[s.Rand().IntN(len(w.Keys))]
+				from, to := w.RecordedTS(key), w.RecordedTS(key)
+				if from > to {
+					from, to = to, from
+				}
+				if from == to || s.Rand().IntN(4) == 0 {
+					from, to = w.Stamps.Base-int64(time.Hour), w.Stamps.Base+int64(240*time.Hour)
+				}
+				check(w.Query("querier", key, from, to))
+			}
+		})
+	}
+	if err := wg.Wait(ctx); err != nil {
+		s.Failf("world: %v", err)
+	}
+	if p.Worker != nil {
+		if err := p.Worker.Worker.Stop(ctx); err != nil {
+			s.Failf("world: stopping the flush worker: %v", err)
+		}
+	}
+	w.Hook = HookPlan{}
+	if w.lastHook != nil { // the records issued at drain yields, which nobody waited for
+		if err := w.lastHook.Wait(ctx); err != nil {
+			s.Failf("world: %v", err)
+		}
+	}
+	for _, ev := range w.pending {
+		if err := ev.Wait(ctx); err != nil {
+			s.Failf("world: %v", err)
+		}
+	}
+	if p.FinalDrain {
+		check(w.Drain(ctx, "final", Everything))
+	}
+	if p.FinalSnapshot {
+		check(w.Snapshot("final"))
+	}
+}
+
+func (w *World) pause(limit time.Duration) {
+	if limit <= 0 {
+		w.S.Yield()
+		return
+	}
+	_ = w.S.Sleep(context.Background(), time.Duration(w.S.Rand().Int64N(int64(limit))))
+}
+
+// errInjected is the error an injected failing cycle returns.
+var errInjected = errors.New("drain: injected drain failure (store unavailable)")
+
+func (w *World) startWorker(wp *WorkerPlan) {
+	s := w.S
+	drain := func(ctx context.Context) error {
+		wp.Calls++
+		n := wp.Calls
+		fail := ""
+		if wp.Fail != nil {
+			fail = wp.Fail(n)
+		}
+		switch fail {
+		case "panic":
+			wp.Injected = append(wp.Injected, fmt.Sprintf("cycle %d: panic", n))
+			panic(fmt.Sprintf("drain: injected drain panic in cycle %d", n))
+		case "error":
+			wp.Injected = append(wp.Injected, fmt.Sprintf("cycle %d: error", n))
+			return fmt.Errorf("cycle %d: %w", n, errInjected)
+		}
+		op := w.Drain(ctx, "flush", w.Cutoff())
+		return op.Err
+	}
+	fw, err := collector.NewFlushWorker(s, drain, collector.WorkerConfig{
+		Period:   wp.Period,
+		Registry: wp.Registry,
+		Logf:     func(f string, a ...any) { wp.Logs = append(wp.Logs, fmt.Sprintf(f, a...)) },
+	})
+	if err != nil {
+		s.Failf("world: %v", err)
+	}
+	wp.Worker = fw
+	if err := fw.Start(); err != nil {
+		s.Failf("world: %v", err)
+	}
+}

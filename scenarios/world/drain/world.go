@@ -1,0 +1,314 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/windtunnel/windtunnel/checks"
+	"github.com/windtunnel/windtunnel/impl/collector"
+	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// HookTimeout is how long, in virtual time, a drain waits at one of its
+// yields for the operations it issued there (HookPlan.Wait). A record that
+// needs the write lock cannot complete while the drain holds it, so hitting
+// the timeout means the lock was not free (DR-3).
+const HookTimeout = time.Second
+
+// Config configures a World.
+type Config struct {
+	// Keys are the metric keys the recorders use: at least two, because the
+	// drain yields once per key and once after the split.
+	Keys []string
+	// Collector configures the collector under test. MaxBufferedPoints zero
+	// means 1<<30, so that no record of a world is refused; BucketWidth
+	// zero means a minute, the flush period of the source text.
+	Collector collector.Config
+	// Stamps draws the timestamps; the zero value means DefaultStamps().
+	Stamps Stamps
+	// Inspect makes the probe inspect the collector's chunks at every
+	// acquisition and release of its write lock after the preload
+	// (WriteSection.Before and After), for the chunk checks (DR-2, DR-6,
+	// DR-10). It costs a walk over every chunk per lock section.
+	Inspect bool
+}
+
+// World is the production collector on a simulated runtime, behind a Probe,
+// with every operation on it recorded for the checkers.
+type World struct {
+	S      *sim.Sim
+	Probe  *Probe
+	C      *collector.Collector
+	Keys   []string
+	Stamps Stamps
+	// Hook says what the drain does at each of its yields (see HookPlan).
+	Hook HookPlan
+	// Initial are the points Preload recorded, in order: the first
+	// len(Initial) write acquisitions are theirs. They are kept apart from
+	// Ops because a preload can be large (400,000 points per key).
+	Initial []model.Point
+	// Ops are the operations in the order they returned.
+	Ops []Op
+	// Hooks are the drain yields in the order they happened.
+	Hooks []HookObs
+	// PruneHorizon is the newest prune cutoff a Plan uses and the oldest
+	// drain cutoff: a prune that overlaps a drain's split then never
+	// concerns the points the drain holds (which the collector documents it
+	// does not prune).
+	PruneHorizon int64
+	// Width is the collector's bucket width in ns.
+	Width int64
+
+	clock    int64
+	lastHook rt.Event   // set when the records of the latest hook are done
+	pending  []rt.Event // set when other operations issued at hooks are done
+	values   float64
+	recorded []int64            // timestamps recorded so far, for cutoffs
+	byKey    map[string][]int64 // the same per key, for query bounds; looked up only
+}
+
+// New builds a world on s.
+func New(s *sim.Sim, cfg Config) (*World, error) {
+	if len(cfg.Keys) < 2 {
+		return nil, fmt.Errorf("drain: %d keys; the drain yields per key, so use at least two", len(cfg.Keys))
+	}
+	if cfg.Stamps == (Stamps{}) {
+		cfg.Stamps = DefaultStamps()
+	}
+	if cfg.Collector.MaxBufferedPoints == 0 {
+		cfg.Collector.MaxBufferedPoints = 1 << 30
+	}
+	if cfg.Collector.BucketWidth == 0 {
+		cfg.Collector.BucketWidth = time.Minute
+	}
+	w := &World{S: s, Keys: cfg.Keys, Stamps: cfg.Stamps, byKey: map[string][]int64{}}
+	w.Probe = &Probe{Runtime: s, Clock: w.tick}
+	c, err := collector.New(w.Probe, cfg.Collector)
+	if err != nil {
+		return nil, err
+	}
+	if w.Probe.data == nil || w.Probe.drain == nil {
+		return nil, errors.New("drain: the collector did not create the locks the probe observes (collector.data, collector.drain)")
+	}
+	w.C = c
+	w.Width = int64(cfg.Collector.BucketWidth)
+	if cfg.Inspect {
+		ins, err := newInspector(c)
+		if err != nil {
+			return nil, err
+		}
+		w.Probe.inspector = ins
+		w.Probe.Inspecting = true
+	}
+	w.Probe.OnYield = w.onYield
+	w.PruneHorizon = w.Stamps.Base
+	return w, nil
+}
+
+// at converts Unix ns to the time the collector takes.
+func at(ts int64) time.Time { return time.Unix(0, ts).UTC() }
+
+// ToModel flattens batches into model points in batch order.
+func ToModel(bs []collector.Batch) []model.Point {
+	var out []model.Point
+	for _, b := range bs {
+		for _, p := range b.Points {
+			out = append(out, model.Point{Key: b.Key, TS: p.TS, Value: p.Value})
+		}
+	}
+	return out
+}
+
+func (w *World) tick() int64 {
+	w.clock++
+	return w.clock
+}
+
+func (w *World) call(op *Op) {
+	op.Call = w.tick()
+	op.WritesAtCall = w.Probe.Writes()
+}
+
+func (w *World) ret(op Op) Op {
+	op.Return = w.tick()
+	op.Writes = w.Probe.Writes()
+	op.ID = len(w.Ops)
+	w.Ops = append(w.Ops, op)
+	return op
+}
+
+// Record records one point with a fresh, unique value (the record's number),
+// so that every point can be traced through drains.
+func (w *World) Record(task, key string, ts int64) Op { return w.record(task, key, ts, 0) }
+
+func (w *World) record(task, key string, ts int64, hook int) Op {
+	w.values++
+	op := Op{Task: task, Kind: KindRecord, Yield: hook,
+		In: model.CollectorInput{Op: model.OpRecord, Key: key, TS: ts, Value: w.values}}
+	w.call(&op)
+	op.Err = w.C.Record(key, at(ts), op.In.Value)
+	if hook == 0 {
+		w.recorded = append(w.recorded, ts)
+		w.byKey[key] = append(w.byKey[key], ts)
+	}
+	return w.ret(op)
+}
+
+// Preload records n points per key, keys interleaved at random, into
+// Initial. It must come before any other operation: it ends the run
+// otherwise.
+func (w *World) Preload(n int) { w.preload(n, false) }
+
+// PreloadRoundRobin is Preload with the keys in turn: the i-th point of
+// every key is recorded before the (i+1)-th of any, so that with
+// near-ordered stamps each key's chunks cover the same stretches of time
+// (a cutoff then falls inside the same chunk of every key).
+func (w *World) PreloadRoundRobin(n int) { w.preload(n, true) }
+
+func (w *World) preload(n int, roundRobin bool) {
+	if len(w.Ops) > 0 || w.Probe.Writes() != int64(len(w.Initial)) {
+		w.S.Failf("drain: Preload after other operations")
+	}
+	inspecting := w.Probe.Inspecting
+	w.Probe.Inspecting = false
+	defer func() { w.Probe.Inspecting = inspecting }()
+	left := make([]int, len(w.Keys))
+	for i := range left {
+		left[i] = n
+	}
+	r := w.S.Rand()
+	for i := range n * len(w.Keys) {
+		k := i % len(w.Keys)
+		if !roundRobin {
+			k = r.IntN(len(w.Keys))
+		}
+		for left[k] == 0 {
+			k = (k + 1) % len(w.Keys)
+		}
+		left[k]--
+		w.values++
+		p := model.Point{Key: w.Keys[k], TS: w.Stamps.Next(r), Value: w.values}
+		if err := w.C.Record(p.Key, at(p.TS), p.Value); err != nil {
+			w.S.Failf("drain: preload: %v", err)
+		}
+		w.Initial = append(w.Initial, p)
+		w.recorded = append(w.recorded, p.TS)
+		w.byKey[p.Key] = append(w.byKey[p.Key], p.TS)
+	}
+	if w.Probe.Writes() != int64(len(w.Initial)) {
+		w.S.Failf("drain: %d preloaded points took %d write locks", len(w.Initial), w.Probe.Writes())
+	}
+}
+
+// Drain drains with DrainPoints and records the drained points.
+func (w *World) Drain(ctx context.Context, task string, cutoff int64) Op {
+	op := Op{Task: task, Kind: KindDrain, In: model.CollectorInput{Op: model.OpDrain, Cutoff: cutoff}}
+	w.call(&op)
+	bs, st, err := w.C.DrainPoints(ctx, at(cutoff))
+	op.Out.Points, op.Stats, op.Err = ToModel(bs), counts(st), err
+	return w.ret(op)
+}
+
+// DrainBuckets drains with Drain and records the buckets.
+func (w *World) DrainBuckets(ctx context.Context, task string, cutoff int64) Op {
+	op := Op{Task: task, Kind: KindDrain, Aggregated: true, In: model.CollectorInput{Op: model.OpDrain, Cutoff: cutoff}}
+	w.call(&op)
+	bs, st, err := w.C.Drain(ctx, at(cutoff))
+	op.Buckets, op.Stats, op.Err = ToBuckets(bs), counts(st), err
+	return w.ret(op)
+}
+
+// ToBuckets converts flush buckets to the model's.
+func ToBuckets(bs []collector.Bucket) []model.Bucket {
+	out := make([]model.Bucket, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, model.Bucket{Key: b.Key, Start: b.Start.UnixNano(), Count: b.Count, Sum: b.Sum, Min: b.Min, Max: b.Max})
+	}
+	return out
+}
+
+// counts is a drain's own account, in the checkers' terms.
+func counts(st collector.DrainStats) checks.DrainCounts {
+	return checks.DrainCounts{Buffered: st.Buffered, Drained: st.Drained, Kept: st.Kept, Keys: st.Keys,
+		RecordedDuringSplit: st.RecordedDuringSplit, ChunksRecordedDuringSplit: st.ChunksRecordedDuringSplit,
+		MovedUnderLock: st.MovedUnderLock, ChunksMoved: st.ChunksMoved, ChunksSplit: st.ChunksSplit,
+		PointsCopied: st.PointsCopied, WriteLocks: st.WriteLocks}
+}
+
+// History is what the world recorded, for the checkers of package checks.
+// The returned history shares the world's slices.
+func (w *World) History() *checks.CollectorHistory {
+	return &checks.CollectorHistory{Initial: w.Initial, Ops: w.Ops, Yields: w.Hooks, Writes: w.Probe.Sections(), Width: w.Width}
+}
+
+// Check judges the world's history with checks.CheckCollector, with the
+// limits the caller takes from the claims table.
+func Check(w *World, lim checks.CollectorLimits) *checks.CollectorReport {
+	return checks.CheckCollector(w.History(), lim)
+}
+
+// Prune prunes and records the count.
+func (w *World) Prune(task string, cutoff int64) Op {
+	op := Op{Task: task, Kind: KindPrune, In: model.CollectorInput{Op: model.OpPrune, Cutoff: cutoff}}
+	w.call(&op)
+	op.Out.Count, op.Err = w.C.Prune(at(cutoff))
+	return w.ret(op)
+}
+
+// Query queries one key and records the points.
+func (w *World) Query(task, key string, from, to int64) Op { return w.query(task, key, from, to, 0) }
+
+func (w *World) query(task, key string, from, to int64, hook int) Op {
+	op := Op{Task: task, Kind: KindQuery, Yield: hook, In: model.CollectorInput{Op: model.OpQuery, Key: key, From: from, To: to}}
+	w.call(&op)
+	pts, err := w.C.Query(key, at(from), at(to))
+	for _, p := range pts {
+		op.Out.Points = append(op.Out.Points, model.Point{Key: key, TS: p.TS, Value: p.Value})
+	}
+	op.Err = err
+	return w.ret(op)
+}
+
+// Snapshot records every buffered point.
+func (w *World) Snapshot(task string) Op {
+	op := Op{Task: task, Kind: KindSnapshot}
+	w.call(&op)
+	op.Snapshot = ToModel(w.C.Snapshot())
+	return w.ret(op)
+}
+
+// CheckInvariants checks the collector's structural invariants (DR-6) and
+// ends the run naming DR-6 if they do not hold.
+func (w *World) CheckInvariants(where string) {
+	if err := w.C.CheckInvariants(); err != nil {
+		w.S.Failf("DR-6: chunk invariants broken %s: %v", where, err)
+	}
+}
+
+// Cutoff returns a drain cutoff: the timestamp of a point recorded so far,
+// drawn at random (so that a point lies exactly on the cutoff), and never
+// older than PruneHorizon.
+func (w *World) Cutoff() int64 {
+	if len(w.recorded) == 0 {
+		return w.PruneHorizon
+	}
+	return max(w.recorded[w.S.Rand().IntN(len(w.recorded))], w.PruneHorizon)
+}
+
+// RecordedTS returns a timestamp recorded so far on key, at random (the
+// base if none was), so that a query bound can fall exactly on a point.
+func (w *World) RecordedTS(key string) int64 {
+	ts := w.byKey[key]
+	if len(ts) == 0 {
+		return w.Stamps.Base
+	}
+	return ts[w.S.Rand().IntN(len(ts))]
+}
+
+// Everything is a cutoff later than any timestamp a world records: a drain
+// at it takes every buffered point.
+var Everything = collector.MaxTime.Add(-time.Nanosecond).UnixNano()
