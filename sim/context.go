@@ -19,11 +19,14 @@ type simCtx struct {
 	done     chan struct{} // made on first Done(), closed on cancel
 	children []*simCtx
 	watchers []*task
-	timer    *timer
+	timer    *timer  // &dl while the deadline is pending
+	dl       timer   // the deadline's timer, allocated with the context
 	up       *simCtx // nearest simCtx ancestor, to unlink on cancel
 }
 
 type simCtxKey struct{}
+
+var background = context.Background()
 
 func (c *simCtx) Deadline() (time.Time, bool) {
 	if !c.hasDL {
@@ -110,6 +113,13 @@ func (c *simCtx) unwatch(t *task) {
 // Sim (context.WithCancel of the real package) cannot be observed on the
 // virtual clock: that is a programming error and fails the run loudly.
 func (s *Sim) simContext(ctx context.Context, op string) *simCtx {
+	// Fast paths for the two commonest contexts: no Value walk.
+	if ctx == background {
+		return nil
+	}
+	if c, ok := ctx.(*simCtx); ok && c.s == s {
+		return c
+	}
 	if c, ok := ctx.Value(simCtxKey{}).(*simCtx); ok && c.s == s {
 		return c
 	}
@@ -142,7 +152,8 @@ func (s *Sim) newCtx(parent context.Context, deadline int64, hasDL bool) (*simCt
 		if deadline <= s.nowNs {
 			c.cancel(context.DeadlineExceeded)
 		} else {
-			c.timer = s.addTimer(&timer{when: deadline, kind: timerDeadline, ctx: c})
+			c.dl = timer{when: deadline, kind: timerDeadline, ctx: c}
+			c.timer = s.addTimer(&c.dl)
 		}
 	}
 	return c, func() { c.cancel(context.Canceled) }

@@ -60,7 +60,7 @@ func (s *Sim) fillFailure() {
 	}
 	for _, t := range s.tasks {
 		if t.state == taskBlocked {
-			f.Blocked = append(f.Blocked, BlockedTask{ID: t.id, Name: t.name, Wait: t.waitOp + " " + t.waitObj})
+			f.Blocked = append(f.Blocked, BlockedTask{ID: t.id, Name: t.name, Wait: t.waitString()})
 		}
 	}
 }
@@ -89,7 +89,7 @@ func (s *Sim) failDeadlock() {
 		if t.state != taskBlocked {
 			continue
 		}
-		wait := t.waitOp + " " + t.waitObj
+		wait := t.waitString()
 		stack := s.captureStack(t)
 		f.Blocked = append(f.Blocked, BlockedTask{ID: t.id, Name: t.name, Wait: wait, Site: waitSite(stack), Stack: stack})
 	}
@@ -145,6 +145,8 @@ type Result struct {
 	Header    []string // Sim.Note lines
 	Tail      []string // the last trace events, formatted
 	Err       error    // nil, *Failure, or a config error
+	// Probes counts how often the run reached each probe (Sim.Probe).
+	Probes map[string]int64
 }
 
 // Failure returns the run's failure, or nil.
@@ -165,6 +167,7 @@ func (s *Sim) result() Result {
 		Events:    s.trace.count,
 		Decisions: s.trace.decisions,
 		Header:    s.header,
+		Probes:    s.probes,
 	}
 	if !s.cfg.tailOnFailure || s.failure != nil {
 		r.Tail = s.trace.tail()

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"iter"
+	"math/bits"
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
@@ -32,11 +33,37 @@ type Sim struct {
 	steps   int64
 	nextSeq uint64 // timer tie-breaker: insertion order
 
-	tasks    []*task // every task ever started, by id
+	tasks []*task // every task ever started, by id
+	// runnable is the set the strategy picks from, in an order that is part
+	// of the schedule: random walk picks by index. A task joins at the end
+	// and leaves by swapping the last task into its place (addRunnable,
+	// removeRunnable): O(1), and the order is a function of the history.
 	runnable []*task
-	current  *task
-	root     *task
-	timers   timerHeap
+	// walk: the strategy is RandomWalk, whose pick decide and continueSelf
+	// make themselves (the same draw as randomWalk.pick), with no call.
+	walk bool
+	// prio is PCT's max-heap of the runnable tasks by priority (prioOn), so
+	// that its pick is O(1) and a change of the runnable set O(log n).
+	prio    prioHeap
+	prioOn  bool
+	current *task
+	root    *task
+	stepNs  int64 // Config.StepDuration
+
+	// onTask: decisions may be made on a task's coroutine (continueSelf).
+	// What continueSelf did there for the loop (see loop): it ended the
+	// step, and made the next decision.
+	onTask    bool
+	pool      bool // keep the coroutines of ended tasks for new ones (worker)
+	stepEnded bool
+	decided   bool
+	decision  int
+
+	switches int64 // resumptions of a task's coroutine by the loop (benchmarks)
+
+	idle   *worker // coroutines whose task ended, for the next spawns (a stack)
+	slab   []task  // room for the next tasks (newTask)
+	timers timerHeap
 
 	trace   trace
 	header  []string
@@ -48,6 +75,9 @@ type Sim struct {
 	advances   int64
 	touched    bool
 	touchedObj int32
+
+	// probes counts the rare events the run reached (probe.go).
+	probes map[string]int64
 }
 
 // killSignal unwinds a task's stack when the run ends before the task does.
@@ -73,6 +103,20 @@ func Run(cfg Config, main func(s *Sim)) Result {
 	}
 	s.trace.init(cfg.TraceTail, cfg.TraceOut, cfg.RecordDecisions)
 	s.trace.names = func(id int32) string { return s.tasks[id].name }
+	_, s.walk = s.strategy.(*randomWalk)
+	// The explorer's pick does the search's bookkeeping (vector clocks, the
+	// decision tree): run on the small stack of a task's coroutine, that
+	// would make the stack grow, a copy per task per run, for the sake of a
+	// switch it seldom saves. Its decisions stay on the loop's goroutine.
+	// Nor does an exploration keep the coroutines of ended tasks: its runs
+	// are short and seldom start tasks late, and parked coroutines, with
+	// their shallow stacks, lower the runtime's estimate of how large a new
+	// goroutine's stack should start, so that the next runs' tasks grow
+	// (copy) their stacks more often.
+	_, explorer := s.strategy.(*explorer)
+	s.onTask = !explorer
+	s.pool = !explorer
+	s.stepNs = int64(cfg.StepDuration)
 	if err := s.strategy.start(s); err != nil {
 		return Result{Seed: cfg.Seed, Strategy: s.strategy.String(), Err: err}
 	}
@@ -84,41 +128,122 @@ func Run(cfg Config, main func(s *Sim)) Result {
 }
 
 // loop runs scheduling steps until the root task ends or the run fails.
+//
+// A step ends when its task yields, blocks or ends. What happens between two
+// steps (endStep, then decide) is the same code wherever it runs: here, or,
+// when the task yielded or blocked, on the task's own coroutine before it
+// gives control back (continueSelf). That saves both coroutine switches
+// whenever the strategy picks the same task again, and a task woken by the
+// clock it advanced itself. A decision made there for another task is handed
+// to this loop in s.decision. Either way each decision is made exactly once,
+// at the same point and from the same state, so the schedule does not depend
+// on which coroutine made it.
 func (s *Sim) loop() {
-	stepNs := int64(s.cfg.StepDuration)
-	maxSteps := s.cfg.MaxSteps
-	for s.failure == nil && s.root.state != taskDone {
-		if len(s.runnable) == 0 {
-			if !s.advanceToNextTimer() {
-				s.failDeadlock()
-			}
-			continue
+	for {
+		i := s.decision
+		if !s.decided {
+			i = s.decide(false)
 		}
-		if s.steps >= maxSteps {
-			s.failLimit(fmt.Sprintf("step limit of %d exceeded", s.cfg.MaxSteps))
-			return
-		}
-		i := s.strategy.pick(s)
-		if i < 0 { // replay divergence (a failure) or an explorer cut-off
+		s.decided = false
+		if i < 0 {
 			return
 		}
 		t := s.runnable[i]
-		s.steps++
-		s.trace.decision(s.steps, s.nowNs, t.id)
-		s.current = t
-		if _, alive := t.next(); !alive {
+		s.begin(t)
+		s.switches++
+		if _, alive := t.next(); !alive || t.exited {
 			s.current = nil
 			s.finish(t)
 		}
-		s.current = nil
-		if stepNs > 0 && s.failure == nil {
-			s.nowNs += stepNs
-			s.fireDueTimers()
+		if s.stepEnded {
+			s.stepEnded = false
+		} else {
+			s.endStep()
 		}
 	}
 }
 
+// begin starts a step of t.
+func (s *Sim) begin(t *task) {
+	s.steps++
+	s.trace.decision(s.steps, s.nowNs, t.id)
+	s.current = t
+}
+
+// endStep ends the current step: no task runs, and StepDuration passes.
+func (s *Sim) endStep() {
+	s.current = nil
+	if s.stepNs > 0 && s.failure == nil {
+		s.nowNs += s.stepNs
+		s.fireDueTimers()
+	}
+}
+
+// needLoop is decide's answer on a task's coroutine when only the loop can
+// go on: every task is blocked with no timer pending, and the deadlock
+// report resumes each blocked task to capture its stack.
+const needLoop = -2
+
+// decide chooses the next step: an index into s.runnable, moving the clock
+// when no task can run; -1 when the run is over (main returned, a failure, a
+// limit, a replay divergence or an explorer cut-off).
+func (s *Sim) decide(onTask bool) int {
+	for s.failure == nil && s.root.state != taskDone {
+		if len(s.runnable) == 0 {
+			if s.timers.first() == nil {
+				if onTask {
+					return needLoop
+				}
+				s.failDeadlock()
+				continue
+			}
+			s.advanceToNextTimer()
+			continue
+		}
+		if s.steps >= s.cfg.MaxSteps {
+			s.failLimit(fmt.Sprintf("step limit of %d exceeded", s.cfg.MaxSteps))
+			return -1
+		}
+		if s.walk { // random walk's pick, without an interface call
+			hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
+			return int(hi)
+		}
+		return s.strategy.pick(s)
+	}
+	return -1
+}
+
+// continueSelf runs, on the coroutine of t, whose step ends at a scheduling
+// point (it yields, or blocks), the part of the loop up to the next
+// decision. It reports true when the decision is t again: t then goes on
+// with the next step without any coroutine switch. Otherwise the decision
+// waits in s.decision for the loop, and t gives control back.
+func (s *Sim) continueSelf(t *task) bool {
+	s.endStep()
+	s.stepEnded = true
+	var i int
+	if s.walk && len(s.runnable) > 0 && s.failure == nil && s.steps < s.cfg.MaxSteps && s.root.state != taskDone {
+		// decide's answer in this, the common case, without the calls.
+		hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
+		i = int(hi)
+	} else {
+		i = s.decide(true)
+	}
+	if i >= 0 && s.runnable[i] == t {
+		s.stepEnded = false
+		s.begin(t)
+		return true
+	}
+	if i != needLoop {
+		s.decided, s.decision = true, i
+	}
+	return false
+}
+
 func (s *Sim) finish(t *task) {
+	if t.exited {
+		s.release(t)
+	}
 	if t.state == taskRunnable {
 		s.removeRunnable(t)
 	}
@@ -141,18 +266,91 @@ func (s *Sim) spawn(name string, f func()) *task {
 	// commute. The new task's first step runs code no other task can reach
 	// before a scheduling point: it gets an object of its own.
 	s.touch(objSpawn)
-	t := &task{id: int32(len(s.tasks)), name: name, s: s, runIdx: -1}
+	t := s.newTask()
+	t.id, t.name, t.s = int32(len(s.tasks)), name, s
 	t.obj = -1 - t.id
 	s.tasks = append(s.tasks, t)
-	t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
-		t.yield = yield
-		defer t.recoverPanic()
-		f()
-	})
+	s.assignWorker(t, f)
 	s.addRunnable(t)
 	s.strategy.spawned(s, t)
 	s.trace.event(s.steps, s.nowNs, evSpawn, t.id, 0, name)
 	return t
+}
+
+// maxTaskSlab is how many tasks one allocation makes room for at most.
+const maxTaskSlab = 32
+
+// newTask returns a zeroed task, carved from a slab: spawning allocates once
+// per maxTaskSlab tasks in a long run. Slabs grow from 4 tasks, so that a
+// short run (an exploration makes many) does not pay for room it never
+// uses. Tasks live as long as the run (s.tasks keeps them).
+func (s *Sim) newTask() *task {
+	if len(s.slab) == 0 {
+		s.slab = make([]task, min(max(4, len(s.tasks)), maxTaskSlab))
+	}
+	t := &s.slab[0]
+	s.slab = s.slab[1:]
+	t.runIdx, t.prioIdx = -1, -1
+	return t
+}
+
+// worker is a coroutine that runs tasks one after another: when a task's
+// function returns, the worker parks in the run's idle list and the next
+// spawn reuses it, so that a task that ends and a task that starts (an
+// AfterFunc firing, say) cost no new coroutine.
+type worker struct {
+	next     func() (struct{}, bool)
+	stop     func()
+	t        *task
+	f        func()
+	nextIdle *worker // the idle list's link
+}
+
+// assignWorker gives t a coroutine that will run f: an idle one if there is
+// one, else a new one.
+func (s *Sim) assignWorker(t *task, f func()) {
+	var w *worker
+	if w = s.idle; w != nil {
+		s.idle, w.nextIdle = w.nextIdle, nil
+	} else {
+		w = &worker{}
+		w.next, w.stop = iter.Pull(w.body)
+	}
+	w.t, w.f = t, f
+	t.w, t.next, t.stop = w, w.next, w.stop
+}
+
+// body is a worker's coroutine: run the task assigned, mark it exited and
+// park until the next one. A worker stopped while it runs a task (its task
+// killed at the end of the run) or while it is idle ends, and so does one
+// whose task ends in a run that keeps no idle workers (Sim.pool).
+func (w *worker) body(yield func(struct{}) bool) {
+	for {
+		t, f := w.t, w.f
+		w.t, w.f = nil, nil
+		t.yield = yield
+		t.run(f)
+		t.exited = true
+		if t.killed || !t.s.pool {
+			return
+		}
+		if !yield(struct{}{}) {
+			return
+		}
+	}
+}
+
+func (t *task) run(f func()) {
+	defer t.recoverPanic()
+	f()
+}
+
+// release parks the worker of t, which has exited.
+func (s *Sim) release(t *task) {
+	if w := t.w; w != nil && !t.killed && s.pool {
+		w.nextIdle, s.idle = s.idle, w
+	}
+	t.w, t.next, t.stop, t.yield = nil, nil, nil, nil
 }
 
 func (t *task) recoverPanic() {
@@ -171,7 +369,9 @@ func (t *task) recoverPanic() {
 // outlives its run. Deferred calls in those tasks run with scheduling turned
 // off: rt calls that would block end the task instead.
 func (s *Sim) stopAll() {
-	for _, t := range s.tasks {
+	// By index: a deferred call may start a task, which is stopped too.
+	for i := 0; i < len(s.tasks); i++ {
+		t := s.tasks[i]
 		if t.state == taskDone {
 			continue
 		}
@@ -181,13 +381,21 @@ func (s *Sim) stopAll() {
 		s.current = nil
 		t.state = taskDone
 	}
+	for w := s.idle; w != nil; w = w.nextIdle {
+		w.stop()
+	}
+	s.idle = nil
 	s.runnable = s.runnable[:0]
+	s.prio = s.prio[:0]
 }
 
 func (s *Sim) addRunnable(t *task) {
 	t.state = taskRunnable
 	t.runIdx = len(s.runnable)
 	s.runnable = append(s.runnable, t)
+	if s.prioOn {
+		s.prio.push(t)
+	}
 }
 
 func (s *Sim) removeRunnable(t *task) {
@@ -197,6 +405,9 @@ func (s *Sim) removeRunnable(t *task) {
 	s.runnable[i].runIdx = i
 	s.runnable = s.runnable[:last]
 	t.runIdx = -1
+	if s.prioOn {
+		s.prio.remove(t)
+	}
 }
 
 // wake makes a blocked task runnable. Waking a runnable or finished task is a

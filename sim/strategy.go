@@ -37,7 +37,8 @@ func (*randomWalk) end(*Sim)            {}
 
 // pick maps a 64-bit draw onto [0, n) by multiply-shift (Lemire). The bias
 // is at most n/2^64, far below anything a schedule could show, and it avoids
-// an interface call and a division on the scheduler's hot path.
+// a division on the scheduler's hot path. The scheduler makes the same draw
+// itself (Sim.decide, Sim.continueSelf), to save the interface call.
 func (*randomWalk) pick(s *Sim) int {
 	hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
 	return int(hi)
@@ -78,6 +79,7 @@ func (p *pct) start(s *Sim) error {
 	}
 	slices.Sort(p.changes)
 	p.nextCh = 0
+	s.prioOn = true
 	return nil
 }
 
@@ -87,27 +89,101 @@ func (p *pct) spawned(s *Sim, t *task) {
 	// Initial priorities are above every change-point priority (1..depth-1);
 	// drawing them from a wide range makes ties (broken by id) negligible.
 	t.prio = int64(p.depth) + 1 + s.sched.Int64N(1<<40)
+	s.prio.fix(t) // it joined the heap, runnable, before it had a priority
 }
 
+// pick runs the highest-priority runnable task, ties to the lowest id: the
+// top of the heap, which orders the runnable tasks exactly so.
 func (p *pct) pick(s *Sim) int {
-	best := 0
-	for i, t := range s.runnable[1:] {
-		b := s.runnable[best]
-		if t.prio > b.prio || (t.prio == b.prio && t.id < b.id) {
-			best = i + 1
-		}
-	}
+	best := s.prio[0]
 	step := s.steps + 1
 	for p.nextCh < len(p.changes) && p.changes[p.nextCh] <= step {
 		if p.changes[p.nextCh] == step {
 			// The task that runs this step is demoted after it; later change
 			// points demote to higher values, as in the paper (d−i ordering
 			// is equivalent up to relabelling).
-			s.runnable[best].prio = int64(p.nextCh + 1)
+			best.prio = int64(p.nextCh + 1)
+			s.prio.fix(best)
 		}
 		p.nextCh++
 	}
-	return best
+	return best.runIdx
+}
+
+// prioHeap is a binary max-heap of tasks by (prio descending, id
+// ascending). Ids are unique, so that is a total order and its top is the
+// very task a scan of the runnable set would choose.
+type prioHeap []*task
+
+func (a *task) outranks(b *task) bool {
+	return a.prio > b.prio || (a.prio == b.prio && a.id < b.id)
+}
+
+func (h *prioHeap) push(t *task) {
+	t.prioIdx = len(*h)
+	*h = append(*h, t)
+	h.up(t.prioIdx)
+}
+
+func (h *prioHeap) remove(t *task) {
+	old := *h
+	i, last := t.prioIdx, len(old)-1
+	if i != last {
+		old[i] = old[last]
+		old[i].prioIdx = i
+	}
+	old[last] = nil
+	*h = old[:last]
+	t.prioIdx = -1
+	if i != last {
+		h.fix(old[i])
+	}
+}
+
+// fix restores the heap after t's priority changed.
+func (h prioHeap) fix(t *task) {
+	if i := t.prioIdx; i > 0 && t.outranks(h[(i-1)/2]) {
+		h.up(i)
+	} else {
+		h.down(i)
+	}
+}
+
+func (h prioHeap) up(i int) {
+	t := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.outranks(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		h[i].prioIdx = i
+		i = p
+	}
+	h[i] = t
+	t.prioIdx = i
+}
+
+func (h prioHeap) down(i int) {
+	n := len(h)
+	t := h[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].outranks(h[c]) {
+			c++
+		}
+		if !h[c].outranks(t) {
+			break
+		}
+		h[i] = h[c]
+		h[i].prioIdx = i
+		i = c
+	}
+	h[i] = t
+	t.prioIdx = i
 }
 
 // Replay follows a recorded list of scheduling decisions (task ids, one per
@@ -130,10 +206,8 @@ func (r *replay) pick(s *Sim) int {
 		return -1
 	}
 	want := r.decisions[s.steps]
-	for i, t := range s.runnable {
-		if t.id == want {
-			return i
-		}
+	if want >= 0 && int(want) < len(s.tasks) && s.tasks[want].state == taskRunnable {
+		return s.tasks[want].runIdx
 	}
 	var ids []string
 	for _, t := range s.runnable {

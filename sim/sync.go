@@ -52,10 +52,21 @@ type mutex struct {
 	name    string
 	locked  bool
 	holder  *task
-	waiters []*task
+	waiters waitQueue
 }
 
-func (m *mutex) Lock() { _ = m.lock(context.Background(), nil) }
+// Lock is the common path, kept apart from LockContext: no context to
+// consult, and an uncontended acquire is a scheduling point and two stores.
+func (m *mutex) Lock() {
+	s := m.s
+	s.yieldOn(m.id)
+	if m.locked {
+		_ = m.wait(context.Background(), nil)
+		return
+	}
+	m.locked = true
+	m.holder = s.current
+}
 
 func (m *mutex) LockContext(ctx context.Context) error {
 	c := m.s.simContext(ctx, "LockContext")
@@ -70,24 +81,38 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 		return err
 	}
 	if m.locked {
-		m.waiters = append(m.waiters, t)
-		c.watch(t)
-		for m.locked {
-			if ctx.Err() != nil {
-				break
-			}
-			if !slices.Contains(m.waiters, t) {
-				// Woken by Unlock but another task took the lock first: keep
-				// our place at the front of the queue.
-				m.waiters = slices.Insert(m.waiters, 0, t)
-			}
-			s.block("Lock", m.name)
+		return m.wait(ctx, c)
+	}
+	m.locked = true
+	m.holder = t
+	return nil
+}
+
+// wait queues the current task for the held lock and takes it once Unlock
+// hands it over, or gives up when ctx ends. The queue is FIFO; a woken task
+// that finds the lock taken again goes back to the front.
+func (m *mutex) wait(ctx context.Context, c *simCtx) error {
+	s := m.s
+	t := s.current
+	m.waiters.pushBack(t)
+	c.watch(t)
+	for m.locked {
+		if ctx.Err() != nil {
+			break
 		}
-		c.unwatch(t)
-		m.waiters = slices.DeleteFunc(m.waiters, func(x *task) bool { return x == t })
-		if m.locked {
-			return ctx.Err()
+		if !m.waiters.has(t) {
+			// Woken by Unlock but another task took the lock first: keep
+			// our place at the front of the queue.
+			m.waiters.pushFront(t)
 		}
+		s.block("Lock", m.name)
+	}
+	c.unwatch(t)
+	if m.waiters.has(t) {
+		m.waiters.remove(t)
+	}
+	if m.locked {
+		return ctx.Err()
 	}
 	m.locked = true
 	m.holder = t
@@ -112,11 +137,7 @@ func (m *mutex) Unlock() {
 	s.yieldOn(m.id)
 	m.locked = false
 	m.holder = nil
-	if len(m.waiters) > 0 {
-		w := m.waiters[0]
-		// Shift rather than reslice, so the queue's array is reused.
-		copy(m.waiters, m.waiters[1:])
-		m.waiters = m.waiters[:len(m.waiters)-1]
+	if w := m.waiters.popFront(); w != nil {
 		s.wake(w)
 	}
 }
@@ -138,12 +159,13 @@ type rwmutex struct {
 	waiters        []*task // everyone blocked; woken together on a release
 }
 
+// wakeAll wakes every waiter. Waking only makes tasks runnable, so the
+// queue's array is kept for the next waiters instead of reallocated.
 func (m *rwmutex) wakeAll() {
-	ws := m.waiters
-	m.waiters = nil
-	for _, w := range ws {
+	for _, w := range m.waiters {
 		m.s.wake(w)
 	}
+	m.waiters = m.waiters[:0]
 }
 
 func (m *rwmutex) wait(t *task, op string) {
@@ -324,7 +346,7 @@ func (w *waitGroup) Add(delta int) {
 		for _, t := range w.waiters {
 			w.s.wake(t)
 		}
-		w.waiters = nil
+		w.waiters = w.waiters[:0] // keep the array for the next round
 	}
 }
 

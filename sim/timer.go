@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"time"
@@ -17,70 +16,213 @@ const (
 	timerDeadline                  // cancel a context at its deadline
 )
 
-// timer is an entry of the virtual clock's heap. Timers due at the same
+// timer is a pending event of the virtual clock. Timers due at the same
 // instant are released together; which of the tasks they make runnable goes
 // first is then the strategy's (seeded) choice.
 type timer struct {
-	when  int64  // virtual ns since Epoch
-	seq   uint64 // insertion order, for a total order in the heap
-	kind  timerKind
-	task  *task
-	fn    func()
-	name  string
-	ctx   *simCtx
-	index int // position in the heap, -1 once popped or removed
-	fired bool
+	when    int64  // virtual ns since Epoch
+	seq     uint64 // insertion order, for a total order in the heap
+	kind    timerKind
+	fired   bool // released by the clock (since it was last set)
+	pending bool // in the heap and neither fired nor removed
+	task    *task
+	fn      func()
+	name    string
+	ctx     *simCtx
 }
 
-type timerHeap []*timer
+// timerEntry is a heap slot. The key is kept in the slot, so that sifting
+// compares and moves slots without following a pointer per level.
+type timerEntry struct {
+	when int64
+	seq  uint64
+	t    *timer
+}
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].when != h[j].when {
-		return h[i].when < h[j].when
+func (a *timerEntry) before(b *timerEntry) bool {
+	return a.when < b.when || (a.when == b.when && a.seq < b.seq)
+}
+
+// live reports whether the slot is the timer's current setting: a removed
+// timer stays in the heap as a dead slot until it surfaces (or the heap is
+// compacted), and a timer set again (a task's Sleep timer) has a new seq.
+func (a *timerEntry) live() bool { return a.t.pending && a.t.seq == a.seq }
+
+// timerHeap is the virtual clock's queue of timers, ordered by (when,
+// seq). (when, seq) is a total order (seq is unique), so the order timers
+// fire in does not depend on how the queue is arranged inside: it is always
+// the sorted order.
+//
+// It is a 4-ary min-heap of slots plus a front slot. Four children per node
+// halve the depth of a binary heap, and the four keys compared at each level
+// of a sift-down share a cache line or two. Removal is lazy, so a sift
+// touches the heap's array only, never the timers themselves. The front
+// slot holds a timer set earlier than every timer in the heap, the common
+// case of a short Sleep while long timers (deadlines, idle timeouts) wait:
+// setting it and firing it are O(1), however many timers are pending.
+type timerHeap struct {
+	h        []timerEntry
+	dead     int // slots in h whose timer was removed
+	front    timerEntry
+	hasFront bool // front holds a pending timer before every slot in h
+}
+
+const timerArity = 4
+
+func (th *timerHeap) push(t *timer) {
+	e := timerEntry{when: t.when, seq: t.seq, t: t}
+	if th.hasFront {
+		if !e.before(&th.front) {
+			th.pushHeap(e)
+			return
+		}
+		th.pushHeap(th.front)
+	} else if top := th.firstInHeap(); top != nil && !e.before(top) {
+		th.pushHeap(e)
+		return
 	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *timerHeap) Push(x any) {
-	t := x.(*timer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	n := len(old)
-	t := old[n-1]
-	old[n-1] = nil
-	t.index = -1
-	*h = old[:n-1]
-	return t
+	th.front, th.hasFront = e, true
 }
 
+func (th *timerHeap) pushHeap(e timerEntry) {
+	th.h = append(th.h, e)
+	up(th.h, len(th.h)-1)
+}
+
+// pop removes the first slot, which first returned.
+func (th *timerHeap) pop() timerEntry {
+	if th.hasFront {
+		th.hasFront = false
+		e := th.front
+		th.front = timerEntry{}
+		return e
+	}
+	return th.popHeap()
+}
+
+// popHeap removes the heap's top slot; the heap must not be empty.
+func (th *timerHeap) popHeap() timerEntry {
+	h := th.h
+	e := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = timerEntry{}
+	th.h = h[:last]
+	if last > 0 {
+		down(th.h, 0)
+	}
+	return e
+}
+
+// first returns the earliest pending timer's slot, or nil when no timer is
+// pending.
+func (th *timerHeap) first() *timerEntry {
+	if th.hasFront {
+		return &th.front
+	}
+	return th.firstInHeap()
+}
+
+// firstInHeap drops dead slots from the top of the heap and returns the top.
+func (th *timerHeap) firstInHeap() *timerEntry {
+	for len(th.h) > 0 {
+		if e := &th.h[0]; e.live() {
+			return e
+		}
+		th.popHeap()
+		th.dead--
+	}
+	return nil
+}
+
+// remove unsets t, which is pending. In the front slot it goes at once; in
+// the heap its slot stays until it surfaces, and when dead slots outnumber
+// live ones the heap is rebuilt without them, so that removal costs O(1)
+// amortized and the heap stays O(pending timers).
+func (th *timerHeap) remove(t *timer) {
+	t.pending = false
+	if th.hasFront && th.front.t == t && th.front.seq == t.seq {
+		th.hasFront = false
+		th.front = timerEntry{}
+		return
+	}
+	th.dead++
+	if th.dead > 32 && th.dead > len(th.h)/2 {
+		live := th.h[:0]
+		for _, e := range th.h {
+			if e.live() {
+				live = append(live, e)
+			}
+		}
+		clear(th.h[len(live):])
+		th.h = live
+		th.dead = 0
+		for i := (len(live) - 2) / timerArity; i >= 0 && len(live) > 1; i-- {
+			down(live, i)
+		}
+	}
+}
+
+func up(h []timerEntry, i int) {
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) / timerArity
+		if !e.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+func down(h []timerEntry, i int) {
+	n := len(h)
+	e := h[i]
+	for {
+		c := timerArity*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for k := c + 1; k < c+timerArity && k < n; k++ {
+			if h[k].before(&h[m]) {
+				m = k
+			}
+		}
+		if !h[m].before(&e) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = e
+}
+
+// addTimer sets t (again): it fires at t.when unless removed first.
 func (s *Sim) addTimer(t *timer) *timer {
 	s.nextSeq++
 	t.seq = s.nextSeq
-	heap.Push(&s.timers, t)
+	t.fired = false
+	t.pending = true
+	s.timers.push(t)
 	return t
 }
 
 func (s *Sim) removeTimer(t *timer) {
-	if t.index >= 0 {
-		heap.Remove(&s.timers, t.index)
+	if t.pending {
+		s.timers.remove(t)
 	}
 }
 
 // advanceToNextTimer moves the clock to the earliest timer and releases every
 // timer due then. It reports false when there is no timer at all.
 func (s *Sim) advanceToNextTimer() bool {
-	if len(s.timers) == 0 {
+	e := s.timers.first()
+	if e == nil {
 		return false
 	}
-	next := s.timers[0].when
+	next := e.when
 	if next > s.nowNs {
 		if time.Duration(next) > s.cfg.MaxVirtual {
 			s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded (next timer at +%v)", s.cfg.MaxVirtual, time.Duration(next)))
@@ -100,8 +242,13 @@ func (s *Sim) fireDueTimers() {
 		s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded", s.cfg.MaxVirtual))
 		return
 	}
-	for len(s.timers) > 0 && s.timers[0].when <= s.nowNs {
-		t := heap.Pop(&s.timers).(*timer)
+	for {
+		e := s.timers.first()
+		if e == nil || e.when > s.nowNs {
+			return
+		}
+		t := s.timers.pop().t
+		t.pending = false
 		t.fired = true
 		switch t.kind {
 		case timerWake:
@@ -129,11 +276,18 @@ func (s *Sim) Sleep(ctx context.Context, d time.Duration) error {
 		s.yieldPoint()
 		return ctx.Err()
 	}
-	tm := s.addTimer(&timer{when: s.nowNs + int64(d), kind: timerWake, task: t})
+	// The task's own timer, reused: no allocation per Sleep. It can only be
+	// pending still if the task was stopped in a Sleep and sleeps again in a
+	// deferred call.
+	tm := &t.sleep
+	s.removeTimer(tm)
+	tm.when, tm.kind, tm.task = s.nowNs+int64(d), timerWake, t
+	s.addTimer(tm)
 	t.obj = objAll // the step that wakes from the sleep follows a clock jump
 	c.watch(t)
 	for !tm.fired && ctx.Err() == nil {
-		s.block("Sleep", d.String())
+		t.waitDur = d // formatted only for a report (waitString)
+		s.block("Sleep", "")
 	}
 	c.unwatch(t)
 	if tm.fired {
@@ -150,24 +304,26 @@ func (s *Sim) AfterFunc(d time.Duration, f func()) rt.Timer {
 	if d < 0 {
 		d = 0
 	}
-	tm := s.addTimer(&timer{when: s.nowNs + int64(d), kind: timerSpawn, fn: f, name: "afterfunc"})
+	// One allocation: the handle is the timer.
+	st := &simTimer{s: s, t: timer{when: s.nowNs + int64(d), kind: timerSpawn, fn: f, name: "afterfunc"}}
+	s.addTimer(&st.t)
 	// Timers due together spawn in the order they were set, and task ids
 	// follow spawn order: setting one is a spawn for the explorer.
 	s.touch(objSpawn)
 	s.yieldPoint()
-	return &simTimer{s: s, t: tm}
+	return st
 }
 
 type simTimer struct {
 	s *Sim
-	t *timer
+	t timer
 }
 
 func (st *simTimer) Stop() bool {
 	st.s.touch(objSpawn) // decides whether a spawn happens, like AfterFunc
-	if st.t.fired || st.t.index < 0 {
+	if !st.t.pending {
 		return false
 	}
-	st.s.removeTimer(st.t)
+	st.s.removeTimer(&st.t)
 	return true
 }

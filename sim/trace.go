@@ -79,7 +79,10 @@ func mix(h, v uint64) uint64 {
 // to inline; recording decisions and streaming text are off the fast path.
 func (tr *trace) decision(step, at int64, task int32) {
 	tr.hash = mix(tr.hash, uint64(task)<<8|uint64(evRun))
-	tr.ring[tr.count&tr.ringMask] = traceEvent{step: step, at: at, task: task, kind: evRun, text: -1}
+	// Field by field: a composite literal is built on the stack and copied
+	// in 16-byte moves that stall on the stores that just built it.
+	e := &tr.ring[tr.count&tr.ringMask]
+	e.step, e.at, e.task, e.kind, e.obj, e.text = step, at, task, evRun, 0, -1
 	tr.count++
 	if tr.slow {
 		tr.decisionSlow(task)
@@ -108,11 +111,11 @@ func (tr *trace) event(step, at int64, kind evKind, task, obj int32, text string
 		tr.texts[ti] = text
 		tr.textNext = (tr.textNext + 1) & int32(tr.ringMask)
 	}
-	e := traceEvent{step: step, at: at, task: task, kind: kind, obj: obj, text: ti}
-	tr.ring[tr.count&tr.ringMask] = e
+	e := &tr.ring[tr.count&tr.ringMask]
+	e.step, e.at, e.task, e.kind, e.obj, e.text = step, at, task, kind, obj, ti
 	tr.count++
 	if tr.out != nil {
-		tr.writeOut(e)
+		tr.writeOut(*e)
 	}
 }
 

@@ -31,6 +31,9 @@ func TestCountersMatchEvents(t *testing.T) {
 		"membership_cache_misses_total":                           2,
 		`membership_cache_fallbacks_total{reason="oversize"}`:     4,
 		`membership_cache_fallbacks_total{reason="wait_timeout"}`: 0,
+		// MS-12's subscription confirmations: none in this run.
+		"membership_cache_subscription_confirms_total":          0,
+		"membership_cache_subscription_confirmed_members_total": 0,
 	}, w.c.Metrics().Snapshot())
 	var b strings.Builder
 	require.NoError(t, w.c.Metrics().WriteText(&b))
