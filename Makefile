@@ -14,7 +14,7 @@ STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
 FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
 
-.PHONY: test unit race integration determinism fuzz audit audit-quick audit-verify-schemata sim sweep-slurm sweep-slurm-test replay bench lint
+.PHONY: test unit race integration determinism fuzz audit audit-quick audit-verify-schemata sim sweep-slurm sweep-slurm-test replay shrink bench lint
 
 ## test: everything CI proves: unit and seeded claim checks, the race
 ## detector, the integration tests on real PostgreSQL and Redis, a
@@ -98,6 +98,30 @@ replay:
 	echo "$$out"; \
 	if echo "$$out" | grep -q "no tests to run"; then echo "replay: no test in $(PKG) matches $$run"; exit 2; fi; \
 	exit $${status:-0}
+
+## shrink: shrink a failing seed to a minimal run that fails the same way, and show it: what was
+## removed, the interleaving table, the timeline page and a shrunk replay file (in OUT/shrink)
+##   make shrink TEST=TestName SEED=0x5eed PKG=./scenarios/oc [STRATEGY=pct] [ATTEMPTS=600]
+##   make shrink FILE=/tmp/windtunnel/.../replay.txt PKG=./scenarios/oc
+shrink:
+	@if [ -z "$(FILE)" ] && { [ -z "$(TEST)" ] || [ -z "$(SEED)" ]; }; then echo "usage: make shrink TEST=TestName SEED=0x5eed PKG=./scenarios/<family> [STRATEGY=random|pct] [ATTEMPTS=N]  or  make shrink FILE=replay.txt PKG=./scenarios/<family>"; exit 2; fi
+	@mkdir -p $(OUT)/shrink
+	@set -e; \
+	if [ -n "$(FILE)" ]; then \
+		test=$$(sed -n 's/^test //p' "$(FILE)"); \
+		if [ -z "$$test" ]; then echo "shrink: $(FILE) is not a replay file (no test line)"; exit 2; fi; \
+		top=$${test%%/*}; sub=$${test#*/}; run="^$$top\$$"; if [ "$$sub" != "$$test" ]; then run="$$run/^$$sub\$$"; fi; \
+		flags="-sim.replay=$(abspath $(FILE))"; \
+	else \
+		top=$$(echo "$(TEST)" | cut -d/ -f1); run="^$$top\$$/^seed=$(SEED)\$$"; \
+		flags="-sim.seed=$(SEED) -sim.strategy=$(or $(STRATEGY),random)"; \
+	fi; \
+	out=$$($(GO) test -count=1 -timeout 60m $(PKG) -run "$$run" $$flags -sim.shrink -sim.shrink.attempts=$(or $(ATTEMPTS),600) -sim.out=$(CURDIR)/$(OUT)/shrink -sim.record=false -v 2>&1) || status=$$?; \
+	echo "$$out"; \
+	if echo "$$out" | grep -q "no tests to run"; then echo "shrink: no test in $(PKG) matches $$run"; exit 2; fi; \
+	if [ -z "$${status}" ]; then echo "shrink: the run passed: there is no failure to shrink"; exit 1; fi; \
+	if echo "$$out" | grep -q "^ *shrunk  "; then echo "shrink: done (the shrunk run still fails, as it must)"; exit 0; fi; \
+	echo "shrink: the run failed but was not shrunk (see \"shrink     not done\" above)"; exit 1
 
 ## bench: every benchmark, with memory statistics
 bench:

@@ -53,7 +53,24 @@ type Config struct {
 	// for replay and for the exhaustive explorer.
 	RecordDecisions bool
 
-	// tailOnFailure formats Result.Tail only for a failed run: Explore makes
+	// RecordChoices keeps the world's choices in the Result (Choices,
+	// KeepSites): every draw from Sim.Rand and every Keep answer, for a
+	// shrinker to edit (choices.go). At most MaxChoices are kept (0:
+	// DefaultMaxChoices).
+	RecordChoices bool
+	MaxChoices    int
+	// ReplayChoices makes the world stream hand out Choices instead of the
+	// seed's values: 0 for every draw past the end, false for every Keep.
+	// The schedule still comes from the strategy.
+	ReplayChoices bool
+	Choices       []uint64
+
+	// Record keeps the run's full record in Result.Record (record.go): at
+	// most MaxRecord events (0: DefaultMaxRecord).
+	Record    bool
+	MaxRecord int
+
+	// tailOnFailure keeps no trace for Result.TraceTail of a passing run: Explore makes
 	// many runs and reports only failing ones.
 	tailOnFailure bool
 }
@@ -71,6 +88,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.StepDuration < 0 {
 		return c, fmt.Errorf("sim: StepDuration must not be negative, got %v", c.StepDuration)
 	}
+	if c.MaxChoices < 0 {
+		return c, fmt.Errorf("sim: MaxChoices must not be negative, got %d", c.MaxChoices)
+	}
+	if c.MaxRecord < 0 {
+		return c, fmt.Errorf("sim: MaxRecord must not be negative, got %d", c.MaxRecord)
+	}
+	if c.Choices != nil && !c.ReplayChoices {
+		return c, fmt.Errorf("sim: Choices given without ReplayChoices: set ReplayChoices to replay them")
+	}
 	if c.TraceTail < 0 {
 		return c, fmt.Errorf("sim: TraceTail must not be negative, got %d", c.TraceTail)
 	}
@@ -85,6 +111,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TraceTail == 0 {
 		c.TraceTail = DefaultTraceTail
+	}
+	if c.MaxChoices == 0 {
+		c.MaxChoices = DefaultMaxChoices
+	}
+	if c.MaxRecord == 0 {
+		c.MaxRecord = DefaultMaxRecord
 	}
 	if c.Strategy == nil {
 		c.Strategy = RandomWalk()

@@ -143,10 +143,38 @@ type Result struct {
 	Events    int64
 	Decisions []int32  // when Config.RecordDecisions
 	Header    []string // Sim.Note lines
-	Tail      []string // the last trace events, formatted
+	Tail      []string // the last trace events, formatted: for a failed run (TraceTail for any)
 	Err       error    // nil, *Failure, or a config error
 	// Probes counts how often the run reached each probe (Sim.Probe).
 	Probes map[string]int64
+
+	// Operations is how many client operations the run began (Sim.OpBegin);
+	// Kept and Dropped count its Keep decisions (choices.go).
+	Operations    int64
+	Kept, Dropped Kept
+	// Preemptions counts the steps that went to another task while the
+	// last one could have gone on; PreemptionSteps lists them (1-based)
+	// when Config.RecordDecisions.
+	Preemptions     int64
+	PreemptionSteps []int64
+	// Choices and KeepSites are the world's choices when
+	// Config.RecordChoices; ChoicesCut says the list hit MaxChoices.
+	Choices    []uint64
+	KeepSites  []KeepSite
+	ChoicesCut bool
+	// Record is the full record when Config.Record.
+	Record *Record
+
+	trace *trace // a passing run's trace, for TraceTail
+}
+
+// TraceTail returns the run's last trace events, formatted (Tail for a
+// failed run).
+func (r Result) TraceTail() []string {
+	if r.Tail == nil && r.trace != nil {
+		return r.trace.tail()
+	}
+	return r.Tail
 }
 
 // Failure returns the run's failure, or nil.
@@ -168,9 +196,24 @@ func (s *Sim) result() Result {
 		Decisions: s.trace.decisions,
 		Header:    s.header,
 		Probes:    s.probes,
+
+		Operations:      s.operations,
+		Kept:            s.kept,
+		Dropped:         s.dropped,
+		Preemptions:     s.preemptions,
+		PreemptionSteps: s.preemptSteps,
+		Record:          s.recordOut(),
 	}
-	if !s.cfg.tailOnFailure || s.failure != nil {
+	if s.cfg.RecordChoices {
+		r.Choices, r.KeepSites, r.ChoicesCut = s.worldSrc.rec, s.worldSrc.sites, s.worldSrc.cut
+	}
+	// Formatting the tail is most of a short run's cost: a passing run
+	// keeps the events and formats them only if asked (TraceTail), as a
+	// harness does when its own check fails after the run.
+	if s.failure != nil {
 		r.Tail = s.trace.tail()
+	} else if !s.cfg.tailOnFailure {
+		r.trace = &s.trace
 	}
 	if s.failure != nil {
 		r.Err = s.failure

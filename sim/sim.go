@@ -28,6 +28,7 @@ type Sim struct {
 	schedSrc *rand.PCG  // the schedule's stream, used directly on the hot path
 	sched    *rand.Rand // the same stream, for everything else
 	world    *rand.Rand
+	worldSrc *worldSource // world's source: the seed's, or a choice list (choices.go)
 
 	nowNs   int64 // virtual time since Epoch
 	steps   int64
@@ -78,6 +79,15 @@ type Sim struct {
 
 	// probes counts the rare events the run reached (probe.go).
 	probes map[string]int64
+
+	// Keep decisions, operations and preemptions so far (choices.go,
+	// record.go), and the record when Config.Record.
+	kept, dropped Kept
+	operations    int64
+	preemptions   int64
+	preemptSteps  []int64 // when RecordDecisions
+	last          *task   // the task of the previous step
+	rec           *recorder
 }
 
 // killSignal unwinds a task's stack when the run ends before the task does.
@@ -99,7 +109,12 @@ func Run(cfg Config, main func(s *Sim)) Result {
 		strategy: cfg.Strategy,
 		schedSrc: src,
 		sched:    rand.New(src),
-		world:    rand.New(rand.NewPCG(cfg.Seed, streamWorld)),
+		worldSrc: &worldSource{pcg: rand.NewPCG(cfg.Seed, streamWorld), replay: cfg.ReplayChoices,
+			list: cfg.Choices, record: cfg.RecordChoices, max: cfg.MaxChoices},
+	}
+	s.world = rand.New(s.worldSrc)
+	if cfg.Record {
+		s.rec = &recorder{max: cfg.MaxRecord}
 	}
 	s.trace.init(cfg.TraceTail, cfg.TraceOut, cfg.RecordDecisions)
 	s.trace.names = func(id int32) string { return s.tasks[id].name }
@@ -168,6 +183,27 @@ func (s *Sim) begin(t *task) {
 	s.steps++
 	s.trace.decision(s.steps, s.nowNs, t.id)
 	s.current = t
+	if l := s.last; l != t {
+		s.switched(l, t)
+	}
+}
+
+// switched counts a step that goes to another task than the last one: a
+// preemption when the last one could have gone on (it yielded, it was not
+// blocked or done), the CHESS measure of how hard a schedule is to find.
+func (s *Sim) switched(l, t *task) {
+	s.last = t
+	var preempted *task
+	if l != nil && l.state == taskRunnable {
+		s.preemptions++
+		preempted = l
+		if s.trace.record {
+			s.preemptSteps = append(s.preemptSteps, s.steps)
+		}
+	}
+	if s.rec != nil {
+		s.recordSwitch(t, preempted)
+	}
 }
 
 // endStep ends the current step: no task runs, and StepDuration passes.
@@ -249,6 +285,9 @@ func (s *Sim) finish(t *task) {
 	}
 	t.state = taskDone
 	s.trace.event(s.steps, s.nowNs, evDone, t.id, 0, "")
+	if s.rec != nil {
+		s.recordOn(t.id, Event{Kind: EventDone})
+	}
 	if t.panicVal != nil && s.failure == nil {
 		s.failure = &Failure{
 			Kind:    FailPanic,
@@ -274,6 +313,9 @@ func (s *Sim) spawn(name string, f func()) *task {
 	s.addRunnable(t)
 	s.strategy.spawned(s, t)
 	s.trace.event(s.steps, s.nowNs, evSpawn, t.id, 0, name)
+	if s.rec != nil {
+		s.recordOn(t.id, Event{Kind: EventSpawn, Text: name})
+	}
 	return t
 }
 
@@ -483,7 +525,11 @@ func (s *Sim) Tracef(format string, a ...any) {
 	if s.current != nil {
 		id = s.current.id
 	}
-	s.trace.event(s.steps, s.nowNs, evNote, id, 0, fmt.Sprintf(format, a...))
+	text := fmt.Sprintf(format, a...)
+	s.trace.event(s.steps, s.nowNs, evNote, id, 0, text)
+	if s.rec != nil {
+		s.recordOn(id, Event{Kind: EventNote, Text: text})
+	}
 }
 
 // Failf ends the run with a failure, from inside a task. It does not return.

@@ -239,3 +239,42 @@ func ParseStrategy(name string, depth int, steps int64, decisions []int32) (Stra
 	}
 	return nil, fmt.Errorf("unknown strategy %q (want random, pct or replay)", name)
 }
+
+// Guided follows a decision list as far as it fits the run, and runs
+// without preempting past it: where the recorded task is not runnable, or
+// the list has ended, the task of the previous step goes on if it can,
+// else the runnable task with the lowest id. It never fails for a
+// divergence, which makes it the strategy a shrinker edits a schedule
+// with: cut the list short and every later step is non-preemptive; replace
+// a preempting decision by the previous task and the rest of the list is
+// followed where it still applies. A guided run's own recorded decisions
+// replay it exactly with Replay.
+func Guided(decisions []int32) Strategy { return &guided{decisions: decisions} }
+
+type guided struct {
+	decisions []int32
+}
+
+func (g *guided) String() string      { return fmt.Sprintf("guided(%d decisions)", len(g.decisions)) }
+func (g *guided) start(*Sim) error    { return nil }
+func (g *guided) spawned(*Sim, *task) {}
+func (g *guided) end(*Sim)            {}
+
+func (g *guided) pick(s *Sim) int {
+	if s.steps < int64(len(g.decisions)) {
+		want := g.decisions[s.steps]
+		if want >= 0 && int(want) < len(s.tasks) && s.tasks[want].state == taskRunnable {
+			return s.tasks[want].runIdx
+		}
+	}
+	if l := s.last; l != nil && l.state == taskRunnable {
+		return l.runIdx
+	}
+	best := 0
+	for i, t := range s.runnable {
+		if t.id < s.runnable[best].id {
+			best = i
+		}
+	}
+	return best
+}

@@ -66,6 +66,9 @@ func (m *mutex) Lock() {
 	}
 	m.locked = true
 	m.holder = s.current
+	if s.rec != nil {
+		s.recordObj(EventLock, m.name, "")
+	}
 }
 
 func (m *mutex) LockContext(ctx context.Context) error {
@@ -85,6 +88,9 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 	}
 	m.locked = true
 	m.holder = t
+	if s.rec != nil {
+		s.recordObj(EventLock, m.name, "")
+	}
 	return nil
 }
 
@@ -116,6 +122,9 @@ func (m *mutex) wait(ctx context.Context, c *simCtx) error {
 	}
 	m.locked = true
 	m.holder = t
+	if s.rec != nil {
+		s.recordObj(EventLock, m.name, "")
+	}
 	return nil
 }
 
@@ -126,6 +135,9 @@ func (m *mutex) TryLock() bool {
 	}
 	m.locked = true
 	m.holder = m.s.cur()
+	if m.s.rec != nil {
+		m.s.recordObj(EventLock, m.name, "TryLock")
+	}
 	return true
 }
 
@@ -137,6 +149,9 @@ func (m *mutex) Unlock() {
 	s.yieldOn(m.id)
 	m.locked = false
 	m.holder = nil
+	if s.rec != nil {
+		s.recordObj(EventUnlock, m.name, "")
+	}
 	if w := m.waiters.popFront(); w != nil {
 		s.wake(w)
 	}
@@ -188,6 +203,9 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	}
 	if m.writer == nil && m.readers == 0 {
 		m.writer = t
+		if s.rec != nil {
+			s.recordObj(EventLock, m.name, "")
+		}
 		return nil
 	}
 	m.writersWaiting++
@@ -204,6 +222,9 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	}
 	m.writersWaiting--
 	m.writer = t
+	if s.rec != nil {
+		s.recordObj(EventLock, m.name, "")
+	}
 	return nil
 }
 
@@ -213,6 +234,9 @@ func (m *rwmutex) TryLock() bool {
 		return false
 	}
 	m.writer = m.s.cur()
+	if m.s.rec != nil {
+		m.s.recordObj(EventLock, m.name, "TryLock")
+	}
 	return true
 }
 
@@ -222,6 +246,9 @@ func (m *rwmutex) Unlock() {
 	}
 	m.s.yieldOn(m.id)
 	m.writer = nil
+	if m.s.rec != nil {
+		m.s.recordObj(EventUnlock, m.name, "")
+	}
 	m.wakeAll()
 }
 
@@ -248,6 +275,9 @@ func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
 		m.wait(t, "RLock")
 	}
 	m.readers++
+	if s.rec != nil {
+		s.recordObj(EventRLock, m.name, "")
+	}
 	return nil
 }
 
@@ -257,6 +287,9 @@ func (m *rwmutex) TryRLock() bool {
 		return false
 	}
 	m.readers++
+	if m.s.rec != nil {
+		m.s.recordObj(EventRLock, m.name, "TryRLock")
+	}
 	return true
 }
 
@@ -266,6 +299,9 @@ func (m *rwmutex) RUnlock() {
 	}
 	m.s.yieldOn(m.id)
 	m.readers--
+	if m.s.rec != nil {
+		m.s.recordObj(EventRUnlock, m.name, "")
+	}
 	if m.readers == 0 {
 		m.wakeAll()
 	}

@@ -128,6 +128,9 @@ func (s *Sim) block(op, obj string) {
 	t.state = taskBlocked
 	t.blocks++
 	t.waitOp, t.waitObj = op, obj
+	if s.rec != nil {
+		s.recordObj(EventWait, obj, op)
+	}
 	if s.onTask && s.continueSelf(t) {
 		return // woken (by the clock, say) and picked again: no switch
 	}

@@ -117,7 +117,7 @@ func WriteFiles(dir string, r *Report) error {
 		return err
 	}
 	var md strings.Builder
-	writeMarkdown(&md, r)
+	writeMarkdown(&md, r, dir)
 	for _, c := range r.Claims {
 		var svg string
 		switch {
@@ -135,7 +135,7 @@ func WriteFiles(dir string, r *Report) error {
 	return os.WriteFile(filepath.Join(dir, "AUDIT.md"), []byte(md.String()), 0o644)
 }
 
-func writeMarkdown(b *strings.Builder, r *Report) {
+func writeMarkdown(b *strings.Builder, r *Report, dir string) {
 	fmt.Fprintf(b, "# windtunnel audit\n\nCommit `%s`, %d seeds per scenario test. ", r.Commit, r.Seeds)
 	if len(r.Problems) == 0 {
 		fmt.Fprintf(b, "Every claim has its expected verdict and every mutant was caught.\n\n")
@@ -168,6 +168,7 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 			fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %d | %d | %v |\n", p.ID, p.Verdict, mdCell(p.Proof.Config), p.Proof.MaxPreemptions, p.Proof.Reduction, p.Proof.Explored, p.Proof.Pruned, p.Proof.Exhausted)
 		}
 	}
+	writeCounterexamples(b, r, dir)
 	b.WriteString("\n## Claims in detail\n")
 	for _, c := range r.Claims {
 		fmt.Fprintf(b, "\n### %s: %s\n\n*%s.*\n\n- verdict: **%s** (expected %s)\n- measured: %s\n- bound: %s\n- seeds: %d\n",
@@ -196,6 +197,9 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 				state = fmt.Sprintf("**survived** %d seeds", m.SeedBudget)
 			}
 			fmt.Fprintf(b, "- %s mutant `%s` (%s): %s\n", m.Kind, m.ID, m.What, state)
+			if line := counterexampleLine(m, dir); line != "" {
+				fmt.Fprintf(b, "  - %s\n", line)
+			}
 		}
 	}
 }

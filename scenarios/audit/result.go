@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 	"slices"
 	"strings"
 
@@ -47,6 +48,9 @@ type MutantResult struct {
 	SeedBudget   int      `json:"seed_budget"`
 	CaughtBy     string   `json:"caught_by,omitempty"`
 	Error        string   `json:"error,omitempty"`
+	// Shrunk is the minimal counterexample of the first failing seed, when
+	// the audit shrinks (Runner.ShrinkAttempts).
+	Shrunk *simtest.ShrinkSummary `json:"shrunk,omitempty"`
 }
 
 // ProofResult is one bounded-exhaustive check: every schedule of a small

@@ -33,6 +33,10 @@ type Runner struct {
 	// Env adds to the claim checks' environment (a shard's slice, or the
 	// shards to merge).
 	Env map[string]string
+	// ShrinkAttempts, when positive, shrinks each caught mutant's first
+	// failing seed (simtest's -sim.shrink) with at most that many re-runs,
+	// so the audit shows its minimal counterexample.
+	ShrinkAttempts int
 }
 
 // statsLine mirrors simtest.Summary's JSON.
@@ -204,7 +208,12 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	}
 	statsFile := filepath.Join(dir, "stats.jsonl")
 	var out bytes.Buffer
-	runErr := run(&out, simEnv(res.SeedBudget, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts")))
+	env := simEnv(res.SeedBudget, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts"))
+	if r.ShrinkAttempts > 0 {
+		env["WINDTUNNEL_SIM_SHRINK"] = "true"
+		env["WINDTUNNEL_SIM_SHRINK_ATTEMPTS"] = fmt.Sprint(r.ShrinkAttempts)
+	}
+	runErr := run(&out, env)
 	_ = os.WriteFile(filepath.Join(dir, "output.txt"), out.Bytes(), 0o644)
 	text := out.String()
 	switch {
@@ -235,6 +244,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 			res.CaughtBy = fmt.Sprintf("%s (seed %s: %s)", s.Test, s.FirstFailingSeed, oneLine(s.FirstFailureMsg, 120))
 			break
 		}
+	}
+	if r.ShrinkAttempts > 0 {
+		res.Shrunk = readShrunk(filepath.Join(dir, "artifacts"), res.CaughtBy)
 	}
 	if res.CaughtBy == "" {
 		// No single seed failed: the test failed on a verdict over all its

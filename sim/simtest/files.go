@@ -15,15 +15,21 @@ import (
 
 // The replay file: everything that shapes one run, then its schedule.
 //
-//	windtunnel replay v2
+//	windtunnel replay v3
 //	test TestOC2_LostInvalidationAgeBound
 //	seed 0x4c8dfbf301c76ce3
 //	strategy pct(depth=3,steps=5120)
 //	steptime 1µs
 //	maxsteps 0
 //	commit 1a2b3c4d5e6f
+//	choices seed
 //	decisions 6170
 //	0 1 1 2 …
+//
+// "choices seed" means the world's choices come from the seed; a shrunk
+// run's file says "choices N" instead and lists its N world choices (hex)
+// before the decisions: the edited workload and fault plan. Version 2 files
+// (no choices line) still replay.
 //
 // The header lines come in this order, each exactly once. The strategy is
 // informative (the decisions fix the schedule); the step time and the step
@@ -32,24 +38,31 @@ import (
 // refused with a message that says which instead of diverging. The world's
 // configuration has no other knob a flag can change.
 const (
-	replayMagic = "windtunnel replay v2"
+	replayMagic   = "windtunnel replay v3"
+	replayMagicV2 = "windtunnel replay v2"
 	// maxReplayBytes bounds what readReplay reads: a run has at most
 	// sim.DefaultMaxSteps decisions of at most 7 bytes each, plus the
 	// header.
 	maxReplayBytes = 96 << 20
 )
 
-var replayKeys = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "decisions"}
+var (
+	replayKeys   = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "decisions"}
+	replayKeysV2 = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "decisions"}
+)
 
 // replayFile is a parsed replay file.
 type replayFile struct {
-	Path      string
-	Test      string // the test whose seed this is, without the seed subtest
-	Seed      uint64
-	Strategy  string
-	StepTime  time.Duration
-	MaxSteps  int64
-	Commit    string
+	Path     string
+	Test     string // the test whose seed this is, without the seed subtest
+	Seed     uint64
+	Strategy string
+	StepTime time.Duration
+	MaxSteps int64
+	Commit   string
+	// Choices is the world's choice list of a shrunk run; nil means the
+	// seed's own.
+	Choices   []uint64
 	Decisions []int32
 }
 
@@ -63,8 +76,20 @@ func (rf *replayFile) belongsTo(test string) error {
 
 func writeReplay(path string, rf replayFile) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\ndecisions %d\n",
-		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, len(rf.Decisions))
+	choices := "seed"
+	if rf.Choices != nil {
+		choices = strconv.Itoa(len(rf.Choices))
+	}
+	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nchoices %s\ndecisions %d\n",
+		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, choices, len(rf.Decisions))
+	for i, c := range rf.Choices {
+		fmt.Fprintf(&b, "%#x", c)
+		if i%8 == 7 || i == len(rf.Choices)-1 {
+			b.WriteByte('\n')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
 	for i, d := range rf.Decisions {
 		b.WriteString(strconv.Itoa(int(d)))
 		if i%32 == 31 || i == len(rf.Decisions)-1 {
@@ -110,7 +135,10 @@ func parseReplay(data []byte) (*replayFile, error) {
 		return l, ok || l != ""
 	}
 	magic, _ := line()
-	if magic != replayMagic {
+	keys := replayKeys
+	if magic == replayMagicV2 {
+		keys = replayKeysV2
+	} else if magic != replayMagic {
 		if strings.HasPrefix(magic, "windtunnel decisions v1") {
 			return nil, fmt.Errorf("an old (v1) decision file: it does not hold the run's settings; re-run the failing seed to write a v2 replay file")
 		}
@@ -118,7 +146,8 @@ func parseReplay(data []byte) (*replayFile, error) {
 	}
 	rf := &replayFile{}
 	var n int
-	for i, key := range replayKeys {
+	nChoices := -1 // "seed"
+	for i, key := range keys {
 		l, ok := line()
 		if !ok {
 			return nil, fmt.Errorf("the header ends before %q", key)
@@ -150,6 +179,15 @@ func parseReplay(data []byte) (*replayFile, error) {
 			}
 		case "commit":
 			rf.Commit = v
+		case "choices":
+			if v != "seed" {
+				nChoices, err = strconv.Atoi(v)
+				if err == nil && (nChoices < 0 || nChoices > maxReplayBytes/4) {
+					err = fmt.Errorf("%d choices is out of range", nChoices)
+				} else if err != nil {
+					err = fmt.Errorf("%q is neither \"seed\" nor a count", clip(v, 20))
+				}
+			}
 		case "decisions":
 			n, err = strconv.Atoi(v)
 			if err == nil && (n < 1 || n > maxReplayBytes/2) {
@@ -160,8 +198,23 @@ func parseReplay(data []byte) (*replayFile, error) {
 			return nil, fmt.Errorf("header %q: %v", key, err)
 		}
 	}
+	fields := strings.Fields(text)
+	if nChoices >= 0 {
+		if len(fields) < nChoices {
+			return nil, fmt.Errorf("the header announces %d choices, the file holds %d values in all (truncated?)", nChoices, len(fields))
+		}
+		rf.Choices = make([]uint64, 0, nChoices)
+		for i, f := range fields[:nChoices] {
+			v, err := ParseSeed(f)
+			if err != nil || !strings.HasPrefix(f, "0x") {
+				return nil, fmt.Errorf("choice %d is %q, not a hex value", i+1, clip(f, 24))
+			}
+			rf.Choices = append(rf.Choices, v)
+		}
+		fields = fields[nChoices:]
+	}
 	rf.Decisions = make([]int32, 0, n)
-	for i, f := range strings.Fields(text) {
+	for i, f := range fields {
 		if i >= n {
 			return nil, fmt.Errorf("more than the %d decisions the header announces", n)
 		}

@@ -149,7 +149,7 @@ func replayProofSchedule(t *testing.T, cfg sim.Config, st settings, body func(s 
 	var b strings.Builder
 	fmt.Fprintf(&b, "windtunnel proof schedule replayed: %s\nrun        %d steps, %d tasks, trace hash %#016x\nfailure    %s\ntrace tail:\n",
 		st.replay.Path, res.Steps, res.Tasks, res.Hash, indent(res.Err.Error(), "           "))
-	for _, l := range res.Tail {
+	for _, l := range res.TraceTail() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	t.Error(b.String())

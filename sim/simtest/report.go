@@ -23,14 +23,17 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 	fmt.Fprintf(&b, "test       %s\n", t.Name())
 	fmt.Fprintf(&b, "seed       %#x (%s)\n", ps.seed, ps.origin)
 	fmt.Fprintf(&b, "strategy   %s\n", res.Strategy)
+	if rf := h.st.replay; rf != nil && rf.Choices != nil {
+		fmt.Fprintf(&b, "choices    %d world choices from %s (a shrunk run: its own workload and faults, not the seed's)\n", len(rf.Choices), rf.Path)
+	}
 	fmt.Fprintf(&b, "commit     %s (a replay needs the same commit)\n", commitDescription())
 	fmt.Fprintf(&b, "run        %d steps, %d tasks, %v virtual, trace hash %#016x\n", res.Steps, res.Tasks, res.Elapsed, res.Hash)
 	for _, l := range res.Header {
 		fmt.Fprintf(&b, "header     %s\n", l)
 	}
 	fmt.Fprintf(&b, "failure    %s\n", indent(failure, "           "))
-	fmt.Fprintf(&b, "trace tail (last %d of %d events):\n", len(res.Tail), res.Events)
-	for _, l := range res.Tail {
+	fmt.Fprintf(&b, "trace tail (last %d of %d events):\n", len(res.TraceTail()), res.Events)
+	for _, l := range res.TraceTail() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	dir, artErr := h.writeArtifacts(t, ps.seed, res)
@@ -93,6 +96,9 @@ func (h *harness) writeArtifacts(t *testing.T, seed uint64, res sim.Result) (str
 	}
 	rf := replayFile{Test: h.t.Name(), Seed: seed, Strategy: again.Strategy, StepTime: h.st.stepTime,
 		MaxSteps: h.st.maxSteps, Commit: headCommit(), Decisions: again.Decisions}
+	if h.st.replay != nil {
+		rf.Choices = h.st.replay.Choices
+	}
 	if len(rf.Decisions) == 0 {
 		return "", fmt.Errorf("the run made no scheduling decision to record")
 	}

@@ -72,6 +72,8 @@ var (
 	flagShard       = flag.String("sim.shard", "", "run only the i-th of n disjoint slices of each test's seeds, as i/n (0-based; the corpus runs in slice 0)")
 	flagParallel    = flag.Int("sim.parallel", 0, "seeds of one test run at once, each on its own simulator (0: GOMAXPROCS); output is identical to a sequential run")
 	flagTrace       = flag.String("sim.trace", "", "with -sim.seed or -sim.replay: write the run's full trace to this file, whether it passes or fails")
+	flagShrink      = flag.Bool("sim.shrink", false, "shrink a failing seed: fewer operations, faults and preemptions, then print its interleaving table and write its timeline page and replay file")
+	flagShrinkTries = flag.Int("sim.shrink.attempts", 600, "re-runs a shrink may make at most")
 )
 
 func init() {
@@ -100,6 +102,8 @@ type settings struct {
 	maxSteps    int64
 	stats       string
 	trace       string
+	shrink      bool
+	shrinkTries int
 	parallel    int
 	shard       Shard
 	capped      bool // the test's MaxSeeds lowered the seed count
@@ -226,7 +230,7 @@ func readSettings() (settings, error) {
 		strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
 		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, keepGoing: *flagKeepGoing,
 		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
-		parallel: *flagParallel,
+		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries,
 	}
 	shard, err := ParseShard(*flagShard)
 	if err != nil {
@@ -251,6 +255,9 @@ func readSettings() (settings, error) {
 	}
 	if st.pctSteps < 0 {
 		return st, fmt.Errorf("-sim.pct.steps must not be negative, got %d", st.pctSteps)
+	}
+	if st.shrinkTries < 1 {
+		return st, fmt.Errorf("-sim.shrink.attempts must be at least 1, got %d", st.shrinkTries)
 	}
 	if st.parallel < 0 {
 		return st, fmt.Errorf("-sim.parallel must not be negative, got %d", st.parallel)

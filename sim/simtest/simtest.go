@@ -301,6 +301,9 @@ func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 		return o
 	}
 	report := h.failureReport(t, ps, res, failure)
+	if st.shrink {
+		report += h.shrinkSeed(t, ps, failure)
+	}
 	if st.record && ps.origin != "corpus" && st.replay == nil {
 		if err := appendCorpus(h.top, ps.seed, fmt.Sprintf("%s %s: %s", time.Now().UTC().Format("2006-01-02"), res.Strategy, firstLine(failure))); err != nil {
 			report += fmt.Sprintf("\n(could not add the seed to the corpus: %v)", err)
@@ -364,6 +367,9 @@ func (h *harness) config(seed uint64) sim.Config {
 	if h.st.maxSteps > 0 {
 		cfg.MaxSteps = h.st.maxSteps
 	}
+	if rf := h.st.replay; rf != nil && rf.Choices != nil {
+		cfg.ReplayChoices, cfg.Choices = true, rf.Choices
+	}
 	return cfg
 }
 
@@ -383,6 +389,11 @@ func (h *harness) runOnce(seed uint64, trace *bytes.Buffer) (sim.Result, any, st
 		cfg.TraceOut = trace
 		cfg.RecordDecisions = true
 	}
+	return h.runConfig(cfg)
+}
+
+// runConfig runs the body once under cfg.
+func (h *harness) runConfig(cfg sim.Config) (sim.Result, any, string) {
 	var value any
 	var bodyErr error
 	res := sim.Run(cfg, func(s *sim.Sim) { value, bodyErr = h.body(s) })

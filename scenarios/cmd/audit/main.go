@@ -48,6 +48,7 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Minute, "limit per go test process")
 	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
+	shrinkTries := flag.Int("shrink", 200, "shrink each caught mutant's first failing seed with at most this many re-runs, for AUDIT.md's minimal counterexamples (0: do not shrink)")
 	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
 	flag.Parse()
 	for _, f := range []struct {
@@ -80,7 +81,11 @@ func main() {
 		}
 		return
 	}
-	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata); err != nil {
+	if *shrinkTries < 0 {
+		fmt.Fprintf(os.Stderr, "audit: -shrink must not be negative, got %d\n", *shrinkTries)
+		os.Exit(2)
+	}
+	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -145,7 +150,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -163,7 +168,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		ms = slices.DeleteFunc(ms, func(m mutants.Mutant) bool { return !slices.Contains(want, m.ID) })
 	}
 	out = absOut(st.root, out)
-	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout}
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries}
 	var ids []string
 	for _, m := range ms {
 		ids = append(ids, m.ID)

@@ -1,0 +1,157 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/windtunnel/windtunnel/sim/simtest"
+)
+
+// readShrunk finds the shrink summary of a mutant's first failing seed
+// under its artifacts: the one of the test that caught it when there are
+// several (each failing subtest shrinks its own seed).
+func readShrunk(artifacts, caughtBy string) *simtest.ShrinkSummary {
+	var paths []string
+	_ = filepath.WalkDir(artifacts, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, filepath.FromSlash(simtest.ShrinkFile)) {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	sort.Strings(paths)
+	var sums []simtest.ShrinkSummary
+	for _, p := range paths {
+		sum, err := simtest.ReadShrinkSummary(p)
+		if err != nil {
+			sum = simtest.ShrinkSummary{ShrinkFail: err.Error()}
+		}
+		sums = append(sums, sum)
+	}
+	if len(sums) == 0 {
+		return nil
+	}
+	test, _, _ := strings.Cut(caughtBy, " ")
+	for i := range sums {
+		if test != "" && strings.HasPrefix(sums[i].Test, test) {
+			return &sums[i]
+		}
+	}
+	return &sums[0]
+}
+
+// ShrinkGoal is the size a mutant's counterexample should shrink to.
+const (
+	GoalOperations  = 10
+	GoalPreemptions = 3
+)
+
+// ShrinkStats sums up the shrinks of an audit: how many counterexamples
+// met the goal, and the median shrink time, computed from the results.
+type ShrinkStats struct {
+	Shrunk, Failed, MetGoal int
+	Median                  time.Duration
+	Missed                  []string // mutants whose counterexample is larger than the goal, with their sizes
+}
+
+// Shrinks computes ShrinkStats over the mutants.
+func Shrinks(ms []MutantResult) ShrinkStats {
+	var st ShrinkStats
+	var walls []int64
+	for _, m := range ms {
+		s := m.Shrunk
+		switch {
+		case s == nil:
+			continue
+		case s.ShrinkFail != "":
+			st.Failed++
+			st.Missed = append(st.Missed, fmt.Sprintf("%s: not shrunk: %s", m.ID, oneLine(s.ShrinkFail, 100)))
+			continue
+		}
+		st.Shrunk++
+		walls = append(walls, s.WallMs)
+		if s.After.Operations <= GoalOperations && s.After.Preemptions <= GoalPreemptions {
+			st.MetGoal++
+		} else {
+			st.Missed = append(st.Missed, fmt.Sprintf("%s: %d operations, %d preemptions", m.ID, s.After.Operations, s.After.Preemptions))
+		}
+	}
+	if len(walls) > 0 {
+		slices.Sort(walls)
+		st.Median = time.Duration(walls[len(walls)/2]) * time.Millisecond
+	}
+	return st
+}
+
+// rel is path relative to the audit's directory, for a link in AUDIT.md.
+func rel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+// counterexampleLine is a mutant's minimal counterexample in AUDIT.md: its
+// size before and after, its pages and the command that replays it.
+func counterexampleLine(m MutantResult, dir string) string {
+	s := m.Shrunk
+	switch {
+	case s == nil:
+		return ""
+	case s.ShrinkFail != "":
+		return "not shrunk: " + mdCell(s.ShrinkFail)
+	}
+	line := fmt.Sprintf("minimal counterexample: %d operations, %d faults, %d preemptions, %d steps (from %d, %d, %d, %d) in %d re-runs, %v",
+		s.After.Operations, s.After.Faults, s.After.Preemptions, s.After.Steps,
+		s.Before.Operations, s.Before.Faults, s.Before.Preemptions, s.Before.Steps,
+		s.Attempts, (time.Duration(s.WallMs) * time.Millisecond).Round(time.Millisecond))
+	if s.Stopped != "" {
+		line += " (stopped early: " + mdCell(s.Stopped) + ")"
+	}
+	if s.Timeline != "" {
+		line += fmt.Sprintf("; [timeline](%s)", rel(dir, s.Timeline))
+	}
+	if s.Table != "" {
+		line += fmt.Sprintf("; [interleaving](%s)", rel(dir, s.Table))
+	}
+	if s.Command != "" {
+		line += fmt.Sprintf("; replay: `%s`", s.Command)
+	}
+	return line
+}
+
+// writeCounterexamples is AUDIT.md's summary of the shrinks.
+func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
+	st := Shrinks(r.Mutants)
+	if st.Shrunk+st.Failed == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## Counterexamples\n\nEach caught mutant's first failing seed, shrunk (`-sim.shrink`) to fewer operations, faults and preemptions while it fails the same way. %d shrunk, %d of them to at most %d operations and %d preemptions; %d could not be shrunk; median shrink time %v.\n\n",
+		st.Shrunk, st.MetGoal, GoalOperations, GoalPreemptions, st.Failed, st.Median)
+	if len(st.Missed) > 0 {
+		b.WriteString("Larger than that, or not shrunk:\n\n")
+		for _, m := range st.Missed {
+			fmt.Fprintf(b, "- %s\n", mdCell(m))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| mutant | operations | faults | preemptions | steps | pages | replay |\n|---|---|---|---|---|---|---|\n")
+	for _, m := range r.Mutants {
+		s := m.Shrunk
+		if s == nil || s.ShrinkFail != "" {
+			continue
+		}
+		pages := ""
+		if s.Timeline != "" {
+			pages = fmt.Sprintf("[timeline](%s) ", rel(dir, s.Timeline))
+		}
+		pages += fmt.Sprintf("[table](%s)", rel(dir, s.Table))
+		fmt.Fprintf(b, "| `%s` | %d ← %d | %d ← %d | %d ← %d | %d ← %d | %s | `%s` |\n", m.ID,
+			s.After.Operations, s.Before.Operations, s.After.Faults, s.Before.Faults,
+			s.After.Preemptions, s.Before.Preemptions, s.After.Steps, s.Before.Steps, pages, s.Command)
+	}
+}

@@ -1,0 +1,61 @@
+package audit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim/shrink"
+	"github.com/windtunnel/windtunnel/sim/simtest"
+)
+
+func TestShrinkStatsAreComputedFromTheSummaries(t *testing.T) {
+	ms := []MutantResult{
+		{ID: "small", Caught: true, Shrunk: &simtest.ShrinkSummary{After: shrink.Stats{Operations: 2, Preemptions: 1}, WallMs: 300}},
+		{ID: "big", Caught: true, Shrunk: &simtest.ShrinkSummary{After: shrink.Stats{Operations: 40, Preemptions: 2}, WallMs: 900}},
+		{ID: "failed", Caught: true, Shrunk: &simtest.ShrinkSummary{ShrinkFail: "the failure does not reproduce"}},
+		{ID: "none", Caught: true},
+	}
+	st := Shrinks(ms)
+	assert.Equal(t, 2, st.Shrunk)
+	assert.Equal(t, 1, st.MetGoal)
+	assert.Equal(t, 1, st.Failed)
+	assert.Equal(t, int64(900), st.Median.Milliseconds(), "median of 300 and 900 by the upper middle")
+	assert.Equal(t, []string{"big: 40 operations, 2 preemptions", "failed: not shrunk: the failure does not reproduce"}, st.Missed)
+}
+
+func TestAuditMarkdownLinksCounterexamples(t *testing.T) {
+	dir := t.TempDir()
+	sum := &simtest.ShrinkSummary{Test: "TestOC2_X/seed=0x1", Before: shrink.Stats{Operations: 800, Preemptions: 90, Steps: 9000},
+		After: shrink.Stats{Operations: 3, Preemptions: 1, Steps: 40}, Attempts: 120, WallMs: 1500,
+		Table: filepath.Join(dir, "mutants/m/artifacts/x/shrunk/interleaving.txt"), Timeline: filepath.Join(dir, "mutants/m/artifacts/x/shrunk/timeline.html"),
+		Command: "go test ./scenarios/oc -run X -sim.replay=/abs/replay.txt -v"}
+	r := &Report{Mutants: []MutantResult{{ID: "oc-m", Claims: []string{"OC-2"}, Caught: true, Shrunk: sum}}}
+	require.NoError(t, WriteFiles(dir, r))
+	md, err := os.ReadFile(filepath.Join(dir, "AUDIT.md"))
+	require.NoError(t, err)
+	text := string(md)
+	assert.Contains(t, text, "## Counterexamples")
+	assert.Contains(t, text, "1 shrunk, 1 of them to at most 10 operations and 3 preemptions")
+	assert.Contains(t, text, "| `oc-m` | 3 ← 800 |")
+	assert.Contains(t, text, "[timeline](mutants/m/artifacts/x/shrunk/timeline.html)", "links are relative to AUDIT.md")
+	assert.True(t, strings.Contains(text, "-sim.replay=/abs/replay.txt"))
+}
+
+func TestReadShrunkPrefersTheCatchingTest(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"TestA_seed=0x1", "TestB_seed=0x2"} {
+		d := filepath.Join(dir, name, "shrunk")
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		test := strings.ReplaceAll(strings.TrimSuffix(name, "_seed=0x1"), "_seed=0x2", "")
+		require.NoError(t, os.WriteFile(filepath.Join(d, "shrink.json"), []byte(`{"test":"`+test+`/seed=x","attempts":7}`), 0o644))
+	}
+	got := readShrunk(dir, "TestB (seed 0x2: check: ...)")
+	require.NotNil(t, got)
+	assert.Equal(t, "TestB/seed=x", got.Test)
+	assert.Nil(t, readShrunk(filepath.Join(dir, "absent"), ""))
+}

@@ -1,0 +1,217 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// choiceWorkload issues a drawn number of operations, each kept or dropped,
+// with a drawn value, and injects a fault on some.
+func choiceWorkload(s *Sim) (ops []int, faults int) {
+	n := 3 + s.Rand().IntN(5)
+	for i := range n {
+		v := s.Rand().IntN(100)
+		if !s.Keep(KeepOperation) {
+			continue
+		}
+		ops = append(ops, v)
+		if i%2 == 0 && s.Keep(KeepFault) {
+			faults++
+		}
+	}
+	return ops, faults
+}
+
+func TestChoicesReplayTheSeedsRun(t *testing.T) {
+	var a, b []int
+	rec := Run(Config{Seed: 11, RecordChoices: true}, func(s *Sim) { a, _ = choiceWorkload(s) })
+	require.NoError(t, rec.Err)
+	again := Run(Config{Seed: 999, ReplayChoices: true, Choices: rec.Choices, RecordChoices: true}, func(s *Sim) { b, _ = choiceWorkload(s) })
+	require.NoError(t, again.Err)
+	assert.Equal(t, a, b, "the recorded choices replay the same workload under another seed")
+	assert.Equal(t, rec.Choices, again.Choices, "a replay records what it replayed")
+	assert.Equal(t, rec.KeepSites, again.KeepSites)
+	assert.Equal(t, int64(len(a)), rec.Kept.Operations)
+}
+
+func TestKeepDrawsNothingFromTheSeed(t *testing.T) {
+	// Adding Keep to a workload must not change any seed's run.
+	var with, without []int
+	Run(Config{Seed: 5}, func(s *Sim) {
+		for range 10 {
+			if s.Keep(KeepOperation) {
+				with = append(with, s.Rand().IntN(1000))
+			}
+		}
+	})
+	Run(Config{Seed: 5}, func(s *Sim) {
+		for range 10 {
+			without = append(without, s.Rand().IntN(1000))
+		}
+	})
+	assert.Equal(t, without, with)
+}
+
+func TestEditedChoicesDropOperationsAndFaults(t *testing.T) {
+	var ops []int
+	var faults int
+	rec := Run(Config{Seed: 3, RecordChoices: true}, func(s *Sim) { ops, faults = choiceWorkload(s) })
+	require.NoError(t, rec.Err)
+	require.NotEmpty(t, rec.KeepSites)
+	require.Positive(t, faults)
+
+	// Drop every fault: the operations stay, and no fault is injected.
+	edited := append([]uint64(nil), rec.Choices...)
+	for _, k := range rec.KeepSites {
+		if k.What == KeepFault {
+			edited[k.Index] = 0
+		}
+	}
+	var ops2 []int
+	var faults2 int
+	res := Run(Config{Seed: 3, ReplayChoices: true, Choices: edited}, func(s *Sim) { ops2, faults2 = choiceWorkload(s) })
+	require.NoError(t, res.Err)
+	assert.Equal(t, ops, ops2)
+	assert.Zero(t, faults2)
+	assert.Equal(t, int64(faults), res.Dropped.Faults)
+
+	// An empty list: every draw the smallest, every Keep false.
+	var ops3 []int
+	res = Run(Config{Seed: 3, ReplayChoices: true, Choices: []uint64{}}, func(s *Sim) { ops3, _ = choiceWorkload(s) })
+	require.NoError(t, res.Err)
+	assert.Empty(t, ops3)
+	assert.Equal(t, int64(3), res.Dropped.Operations, "n = 3 + IntN(5) with the smallest draw")
+}
+
+func TestChoiceRecordIsBounded(t *testing.T) {
+	res := Run(Config{Seed: 1, RecordChoices: true, MaxChoices: 8}, func(s *Sim) {
+		for range 100 {
+			s.Rand().Uint64()
+		}
+	})
+	require.NoError(t, res.Err)
+	assert.Len(t, res.Choices, 8)
+	assert.True(t, res.ChoicesCut)
+}
+
+func TestChoicesWithoutReplayIsAConfigError(t *testing.T) {
+	res := Run(Config{Seed: 1, Choices: []uint64{1}}, func(*Sim) {})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Err.Error(), "ReplayChoices")
+}
+
+// twoYielders runs two tasks that each yield n times.
+func twoYielders(n int) func(s *Sim) {
+	return func(s *Sim) {
+		wg := s.NewWaitGroup("both")
+		wg.Add(2)
+		for i := range 2 {
+			s.Go(fmt.Sprintf("y%d", i), func() {
+				defer wg.Done()
+				for range n {
+					s.Yield()
+				}
+			})
+		}
+		_ = wg.Wait(bg)
+	}
+}
+
+func TestPreemptionsAreCountedAndListed(t *testing.T) {
+	res := Run(Config{Seed: 7, RecordDecisions: true}, twoYielders(20))
+	require.NoError(t, res.Err)
+	assert.Positive(t, res.Preemptions, "a random walk over two yielding tasks preempts")
+	assert.Len(t, res.PreemptionSteps, int(res.Preemptions))
+	// A guided run with no decisions never preempts.
+	g := Run(Config{Seed: 7, Strategy: Guided(nil), RecordDecisions: true}, twoYielders(20))
+	require.NoError(t, g.Err)
+	assert.Zero(t, g.Preemptions)
+	// Its own decisions replay it exactly.
+	r := Run(Config{Seed: 7, Strategy: Replay(g.Decisions)}, twoYielders(20))
+	require.NoError(t, r.Err)
+	assert.Equal(t, g.Hash, r.Hash)
+}
+
+func TestGuidedFollowsThenContinues(t *testing.T) {
+	orig := Run(Config{Seed: 7, RecordDecisions: true}, twoYielders(20))
+	require.NoError(t, orig.Err)
+	// The full list reproduces the run.
+	full := Run(Config{Seed: 1, Strategy: Guided(orig.Decisions)}, twoYielders(20))
+	assert.Equal(t, orig.Hash, full.Hash)
+	// Cut at the first preemption: the prefix is followed, nothing after
+	// it preempts.
+	cut := int(orig.PreemptionSteps[0])
+	g := Run(Config{Seed: 1, Strategy: Guided(orig.Decisions[:cut]), RecordDecisions: true}, twoYielders(20))
+	require.NoError(t, g.Err)
+	assert.Equal(t, orig.Decisions[:cut], g.Decisions[:cut])
+	assert.Equal(t, int64(1), g.Preemptions)
+}
+
+func TestRecordHasLocksOpsAndSwitches(t *testing.T) {
+	var op EventID
+	res := Run(Config{Seed: 2, Record: true}, func(s *Sim) {
+		mu := s.NewMutex("m")
+		s.Go("other", func() { mu.Lock(); s.Yield(); mu.Unlock() })
+		op = s.OpBegin("read %s", "k")
+		mu.Lock()
+		mu.Unlock()
+		s.Blame(s.OpEnd(op, "granted"), "broke X-1")
+		s.Tracef("world note")
+	})
+	require.NoError(t, res.Err)
+	require.NotNil(t, res.Record)
+	kinds := map[EventKind]int{}
+	var blamed []Event
+	for _, e := range res.Record.Events {
+		kinds[e.Kind]++
+		if e.Blame != "" {
+			blamed = append(blamed, e)
+		}
+	}
+	assert.Equal(t, 2, kinds[EventLock])
+	assert.Equal(t, 2, kinds[EventUnlock])
+	assert.Equal(t, 1, kinds[EventOpBegin])
+	assert.Equal(t, 1, kinds[EventOpEnd])
+	assert.Equal(t, 1, kinds[EventNote])
+	assert.Positive(t, kinds[EventSwitch])
+	require.Len(t, blamed, 1)
+	assert.Equal(t, "broke X-1", blamed[0].Blame)
+	assert.Equal(t, EventOpEnd, blamed[0].Kind)
+	assert.Equal(t, int64(1), res.Operations)
+	assert.Equal(t, []string{"main", "other"}, res.Record.Tasks)
+
+	// The record does not change the run.
+	plain := Run(Config{Seed: 2}, func(s *Sim) {
+		mu := s.NewMutex("m")
+		s.Go("other", func() { mu.Lock(); s.Yield(); mu.Unlock() })
+		op = s.OpBegin("read %s", "k")
+		mu.Lock()
+		mu.Unlock()
+		s.Blame(s.OpEnd(op, "granted"), "broke X-1")
+		s.Tracef("world note")
+	})
+	assert.Equal(t, plain.Hash, res.Hash)
+	assert.Nil(t, plain.Record)
+	assert.Equal(t, NoEvent, op)
+}
+
+func TestRecordIsBounded(t *testing.T) {
+	res := Run(Config{Seed: 2, Record: true, MaxRecord: 5}, func(s *Sim) {
+		for range 50 {
+			s.Tracef("x")
+		}
+	})
+	require.NoError(t, res.Err)
+	assert.Len(t, res.Record.Events, 5)
+	assert.True(t, res.Record.Cut)
+}
+
+func TestTraceTailOfAPassingRun(t *testing.T) {
+	res := Run(Config{Seed: 1, TraceTail: 4}, func(s *Sim) { s.Tracef("last words") })
+	require.NoError(t, res.Err)
+	assert.Nil(t, res.Tail, "a passing run formats no tail")
+	assert.Contains(t, fmt.Sprint(res.TraceTail()), "last words")
+}

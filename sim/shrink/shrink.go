@@ -1,0 +1,486 @@
+// Package shrink reduces a failing run to a small one that fails the same
+// way: fewer client operations, fewer injected faults, fewer preemptions,
+// fewer steps. It edits the two things a run is made of, apart: the world's
+// choice list (sim.Config.Choices: the workload and the fault plan as data,
+// the way rapid and Hypothesis shrink) and the schedule's decision list
+// (sim.Guided: cut it short and the rest runs without preempting; undo one
+// preemption and the rest is followed where it still applies). Every
+// candidate is a full deterministic re-run, kept only if it fails with the
+// same signature (the same claim, the same kind of violation), so the
+// result is a real reproduction, and the same failing run always shrinks
+// to the same result: attempts are bounded by count, and the wall-time
+// limit is a safety net whose use the outcome reports.
+//
+// The order follows the issue a person debugs: first the operations (the
+// workload is most of a failing run), then the faults, then the values the
+// world drew, then the schedule, toward the small bug depth PCT and CHESS
+// say most bugs have.
+package shrink
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// Runner runs the test body once under cfg and returns the result and the
+// failure text ("" for a pass). It must be deterministic: the same config,
+// the same run.
+type Runner func(cfg sim.Config) (sim.Result, string)
+
+// Options bound a shrink.
+type Options struct {
+	// MaxAttempts bounds the re-runs (0: DefaultMaxAttempts).
+	MaxAttempts int
+	// MaxWall stops the shrink after this much wall time (0:
+	// DefaultMaxWall). Stopping early keeps what was found so far and is
+	// reported in Outcome.Stopped: the result then depends on the machine.
+	MaxWall time.Duration
+	// Strategy makes a fresh strategy for the choice passes: the failing
+	// run's own (a random walk, PCT), so that editing the workload keeps
+	// the schedule's stream. nil: sim.RandomWalk.
+	Strategy func() sim.Strategy
+	// Progress, if set, receives a line per accepted step.
+	Progress func(line string)
+}
+
+// Defaults for Options.
+const (
+	DefaultMaxAttempts = 600
+	DefaultMaxWall     = 3 * time.Minute
+)
+
+// Stats measures a run's size.
+type Stats struct {
+	Operations  int64 `json:"operations"` // client operations begun (sim.Sim.OpBegin)
+	Faults      int64 `json:"faults"`     // injected faults kept (sim.KeepFault)
+	Preemptions int64 `json:"preemptions"`
+	Steps       int64 `json:"steps"`
+	Tasks       int   `json:"tasks"`
+	Choices     int   `json:"choices"` // world choices drawn
+}
+
+func statsOf(r sim.Result) Stats {
+	return Stats{Operations: r.Operations, Faults: r.Kept.Faults, Preemptions: r.Preemptions,
+		Steps: r.Steps, Tasks: r.Tasks, Choices: len(r.Choices)}
+}
+
+// smaller orders runs by what a person has to read: operations, then
+// faults, then preemptions, then steps, then choices.
+func (a Stats) smaller(b Stats) bool {
+	ka := [...]int64{a.Operations, a.Faults, a.Preemptions, a.Steps, int64(a.Choices)}
+	kb := [...]int64{b.Operations, b.Faults, b.Preemptions, b.Steps, int64(b.Choices)}
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] < kb[i]
+		}
+	}
+	return false
+}
+
+func (a Stats) String() string {
+	return fmt.Sprintf("%d operations, %d faults, %d preemptions, %d steps, %d tasks",
+		a.Operations, a.Faults, a.Preemptions, a.Steps, a.Tasks)
+}
+
+// Outcome is a finished shrink.
+type Outcome struct {
+	// Choices and Decisions are the shrunk run: replay it with
+	// sim.Config{ReplayChoices: true, Choices: Choices, Strategy:
+	// sim.Replay(Decisions)} and the seed's other settings.
+	Choices   []uint64
+	Decisions []int32
+	Result    sim.Result // the shrunk run, replayed strictly
+	Failure   string     // its failure text
+	Signature string     // what every accepted run failed with
+
+	Before, After Stats
+	Attempts      int // re-runs made
+	Accepted      int // re-runs that shrank the run
+	Wall          time.Duration
+	// Stopped says why the shrink ended before trying every edit: "" when
+	// it did not, else the attempt or wall-time limit.
+	Stopped string
+}
+
+// Removed sums up what the shrink took away, for a failure block.
+func (o Outcome) Removed() string {
+	return fmt.Sprintf("operations %d -> %d, faults %d -> %d, preemptions %d -> %d, steps %d -> %d, tasks %d -> %d",
+		o.Before.Operations, o.After.Operations, o.Before.Faults, o.After.Faults,
+		o.Before.Preemptions, o.After.Preemptions, o.Before.Steps, o.After.Steps, o.Before.Tasks, o.After.Tasks)
+}
+
+var numbers = regexp.MustCompile(`[0-9]`)
+
+// Signature is what a shrunk run must still fail with: for a claim check
+// ("check: OC-2: grant-staleness 1.2s breaks < 1s: read #5 …"), the claim
+// and the words before the first figure ("check: OC-2: grant-staleness");
+// for the simulator's own failures (a panic, a deadlock, a limit), their
+// kind and the words before the first figure of the message. Figures,
+// keys and task names change as a run shrinks; the claim and the kind of
+// violation must not.
+func Signature(failure string) string {
+	first, _, _ := strings.Cut(failure, "\n")
+	if rest, ok := strings.CutPrefix(first, "check: "); ok {
+		claim, text, _ := strings.Cut(rest, ": ")
+		if loc := numbers.FindStringIndex(text); loc != nil {
+			text = text[:loc[0]]
+		}
+		return strings.TrimSpace("check: " + claim + ": " + strings.TrimRight(text, " #(+-["))
+	}
+	// "panic at step 812, +1.5s: task "client3" panicked: …"
+	kind, rest, _ := strings.Cut(first, " at step ")
+	_, msg, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return kind
+	}
+	// Task names carry numbers: keep the message from after the task.
+	if i := strings.Index(msg, "panicked: "); i >= 0 {
+		msg = msg[i:]
+	}
+	if loc := numbers.FindStringIndex(msg); loc != nil {
+		msg = msg[:loc[0]]
+	}
+	return strings.TrimSpace(kind + ": " + strings.TrimRight(msg, " #(+-[\""))
+}
+
+// shrinker is one shrink in progress.
+type shrinker struct {
+	run      Runner
+	base     sim.Config
+	opt      Options
+	sig      string
+	start    time.Time
+	attempts int
+	accepted int
+	stopped  string
+	pass     string
+	passEnd  int      // the attempt count the current pass stops at
+	cut      []string // the passes that hit their share
+
+	// The best run so far: its choices, decisions and result.
+	choices   []uint64
+	decisions []int32
+	res       sim.Result
+	failure   string
+	guided    bool // best came from a guided schedule
+}
+
+// Shrink shrinks the failing run base, which failed with failure. base is
+// the run's config (its seed and settings); Shrink sets the choice and
+// decision recording and the strategy itself. It returns an error when the
+// failure does not reproduce or cannot be shrunk at all (it is not a
+// simulated run's failure).
+func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, error) {
+	if opt.MaxAttempts <= 0 {
+		opt.MaxAttempts = DefaultMaxAttempts
+	}
+	if opt.MaxWall <= 0 {
+		opt.MaxWall = DefaultMaxWall
+	}
+	if opt.Strategy == nil {
+		opt.Strategy = sim.RandomWalk
+	}
+	sh := &shrinker{run: run, base: base, opt: opt, sig: Signature(failure), start: time.Now()}
+	if strings.HasPrefix(failure, "determinism:") || strings.HasPrefix(failure, "replay ") {
+		return Outcome{}, fmt.Errorf("a %s failure is about the harness, not the run: nothing to shrink", sh.sig)
+	}
+	// The failing run itself, recorded: the seed's, or the given choices.
+	cfg := sh.config(base.Choices, base.ReplayChoices, opt.Strategy())
+	res, got := sh.runRaw(cfg)
+	if Signature(got) != sh.sig {
+		return Outcome{}, fmt.Errorf("the failure does not reproduce: the seed's re-run %s, want %q", describe(got), sh.sig)
+	}
+	if res.ChoicesCut {
+		return Outcome{}, fmt.Errorf("the run drew more than %d world choices: too long to shrink (lower its size)", len(res.Choices))
+	}
+	sh.adopt(res, got, false)
+	before := statsOf(res)
+	sh.progress("start: %s (%d choices); keeping %q", before, len(res.Choices), sh.sig)
+
+	// Each pass may use the attempts left up to its share, so that a long
+	// pass (a thousand operations dropped one at a time) cannot starve the
+	// schedule's.
+	for _, pass := range []struct {
+		name  string
+		share float64 // of MaxAttempts, cumulative
+		run   func()
+	}{
+		{"operations", 0.45, func() { sh.truncateAt(sim.KeepOperation); sh.dropSites(sim.KeepOperation) }},
+		{"faults", 0.60, func() { sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
+		{"draws", 0.70, sh.minimizeDraws},
+		{"schedule", 0.97, sh.shrinkSchedule},
+	} {
+		sh.pass, sh.passEnd = pass.name, max(int(pass.share*float64(opt.MaxAttempts)), 1)
+		pass.run()
+	}
+	if sh.stopped == "" && len(sh.cut) > 0 {
+		sh.stopped = fmt.Sprintf("attempt limit (%d): the %s pass(es) used their share", opt.MaxAttempts, strings.Join(sh.cut, ", "))
+	}
+
+	// The result, re-checked by a strict replay of its own recording.
+	final := sh.base
+	final.ReplayChoices, final.Choices = true, sh.choices
+	final.Strategy = sim.Replay(sh.decisions)
+	final.RecordDecisions, final.RecordChoices = true, true
+	fres, ffail := sh.runRaw(final)
+	if Signature(ffail) != sh.sig {
+		return Outcome{}, fmt.Errorf("the shrunk run does not replay its failure: it %s, want %q (a nondeterministic test?)", describe(ffail), sh.sig)
+	}
+	out := Outcome{Choices: sh.choices, Decisions: sh.decisions, Result: fres, Failure: ffail, Signature: sh.sig,
+		Before: before, After: statsOf(fres), Attempts: sh.attempts, Accepted: sh.accepted,
+		Wall: time.Since(sh.start), Stopped: sh.stopped}
+	sh.progress("done: %s in %d attempts (%d accepted), %v", out.After, out.Attempts, out.Accepted, out.Wall.Round(time.Millisecond))
+	return out, nil
+}
+
+func describe(failure string) string {
+	if failure == "" {
+		return "passed"
+	}
+	first, _, _ := strings.Cut(failure, "\n")
+	if len(first) > 160 {
+		first = first[:160] + "…"
+	}
+	return "failed with " + first
+}
+
+func (sh *shrinker) progress(format string, a ...any) {
+	if sh.opt.Progress != nil {
+		sh.opt.Progress(fmt.Sprintf("shrink: "+format, a...))
+	}
+}
+
+// config is a candidate run: the given choices (nil: the seed's), a
+// strategy, and recording on.
+func (sh *shrinker) config(choices []uint64, replay bool, strategy sim.Strategy) sim.Config {
+	cfg := sh.base
+	cfg.Strategy = strategy
+	cfg.RecordChoices, cfg.RecordDecisions = true, true
+	cfg.ReplayChoices, cfg.Choices = replay, nil
+	if replay {
+		cfg.Choices = choices
+		if cfg.Choices == nil {
+			cfg.Choices = []uint64{}
+		}
+	}
+	cfg.Record, cfg.TraceOut = false, nil
+	return cfg
+}
+
+func (sh *shrinker) runRaw(cfg sim.Config) (sim.Result, string) {
+	sh.attempts++
+	return sh.run(cfg)
+}
+
+// budget reports whether another attempt may be made.
+func (sh *shrinker) budget() bool {
+	if sh.stopped != "" {
+		return false
+	}
+	if sh.attempts >= sh.passEnd {
+		if len(sh.cut) == 0 || sh.cut[len(sh.cut)-1] != sh.pass {
+			sh.cut = append(sh.cut, sh.pass)
+		}
+		return false
+	}
+	if sh.attempts >= sh.opt.MaxAttempts {
+		sh.stopped = fmt.Sprintf("attempt limit (%d)", sh.opt.MaxAttempts)
+		return false
+	}
+	if time.Since(sh.start) > sh.opt.MaxWall {
+		sh.stopped = fmt.Sprintf("wall-time limit (%v)", sh.opt.MaxWall)
+		return false
+	}
+	return true
+}
+
+// try runs a candidate and adopts it if it fails the same way and is
+// smaller.
+func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
+	if !sh.budget() {
+		return false
+	}
+	res, got := sh.runRaw(cfg)
+	if Signature(got) != sh.sig || res.ChoicesCut || !statsOf(res).smaller(statsOf(sh.res)) {
+		return false
+	}
+	sh.adopt(res, got, guided)
+	sh.accepted++
+	sh.progress("%s: %s", what, statsOf(res))
+	return true
+}
+
+func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {
+	sh.choices, sh.decisions, sh.res, sh.failure, sh.guided = res.Choices, res.Decisions, res, failure, guided
+}
+
+// candidate runs edited choices. After the schedule pass has started the
+// schedule is the best run's (guided); before, the strategy's.
+func (sh *shrinker) candidate(choices []uint64, what string) bool {
+	strategy := sh.opt.Strategy()
+	if sh.guided {
+		strategy = sim.Guided(sh.decisions)
+	}
+	return sh.try(sh.config(choices, true, strategy), sh.guided, what)
+}
+
+// sites lists the kept Keep decisions of one kind in the best run.
+func (sh *shrinker) sites(what sim.Keepable) []int {
+	var out []int
+	for _, k := range sh.res.KeepSites {
+		if k.What == what && sh.choices[k.Index] != 0 {
+			out = append(out, k.Index)
+		}
+	}
+	return out
+}
+
+// truncateAt cuts the choice list just before one of the kind's Keep
+// decisions: everything after it is dropped at once (operations, faults,
+// draws). It searches for the earliest cut that still fails, by halving.
+func (sh *shrinker) truncateAt(what sim.Keepable) {
+	sites := sh.sites(what)
+	if len(sites) == 0 {
+		return
+	}
+	// The earliest cut that fails lies in [lo, hi]; hi (no cut) is known
+	// to fail. A failing run is not monotone in its prefix, so this finds
+	// a good cut, not always the shortest.
+	lo, hi := 0, len(sites)
+	for lo < hi && sh.budget() {
+		mid := (lo + hi) / 2
+		cut := sites[mid]
+		if sh.candidate(sh.choices[:cut:cut], fmt.Sprintf("%ss: kept the first %d of %d", what, mid, len(sites))) {
+			// The list is now the new run's: recompute the sites.
+			sites = sh.sites(what)
+			lo, hi = 0, min(mid, len(sites))
+			continue
+		}
+		lo = mid + 1
+	}
+}
+
+// dropSites is delta debugging over the kind's remaining Keep decisions:
+// drop chunks of halving size, then one at a time.
+func (sh *shrinker) dropSites(what sim.Keepable) {
+	for chunk := max(len(sh.sites(what))/2, 1); chunk >= 1; chunk /= 2 {
+		for i := 0; sh.budget(); {
+			sites := sh.sites(what)
+			if i >= len(sites) {
+				break
+			}
+			edited := append([]uint64(nil), sh.choices...)
+			end := min(i+chunk, len(sites))
+			for _, at := range sites[i:end] {
+				edited[at] = 0
+			}
+			if !sh.candidate(edited, fmt.Sprintf("dropped %d %s(s)", end-i, what)) {
+				i += chunk
+			}
+		}
+		if chunk == 1 {
+			break
+		}
+	}
+}
+
+// minimizeDraws sets blocks of the world's draws (not Keep decisions) to
+// their smallest value: shorter waits, the first key, the smallest sizes.
+func (sh *shrinker) minimizeDraws() {
+	isSite := func() map[int]bool {
+		m := make(map[int]bool, len(sh.res.KeepSites))
+		for _, k := range sh.res.KeepSites {
+			m[k.Index] = true
+		}
+		return m
+	}
+	for chunk := max(len(sh.choices)/4, 1); sh.budget(); chunk = max(chunk/4, 1) {
+		for i := 0; i < len(sh.choices) && sh.budget(); i += chunk {
+			sites := isSite()
+			edited := append([]uint64(nil), sh.choices...)
+			changed := false
+			for j := i; j < min(i+chunk, len(edited)); j++ {
+				if !sites[j] && edited[j] > 1 {
+					edited[j], changed = 1, true
+				}
+			}
+			if changed {
+				sh.candidate(edited, fmt.Sprintf("smallest draws at %d..%d", i, min(i+chunk, len(edited))-1))
+			}
+		}
+		if chunk == 1 {
+			break
+		}
+	}
+}
+
+// shrinkSchedule first cuts the decision list short (every later step
+// non-preemptive), then undoes the remaining preemptions one at a time.
+func (sh *shrinker) shrinkSchedule() {
+	choices := sh.choices
+	guidedRun := func(dec []int32, what string) bool {
+		return sh.try(sh.config(choices, true, sim.Guided(dec)), true, what)
+	}
+	// The best run re-run guided by its own decisions is the same run;
+	// from here on the schedule is edited, not drawn.
+	sh.guided = true
+	lo, hi := 0, len(sh.decisions)
+	for lo < hi && sh.budget() {
+		mid := (lo + hi) / 2
+		if guidedRun(sh.decisions[:mid:mid], fmt.Sprintf("schedule: followed the first %d decisions, then no preemption", mid)) {
+			hi = min(mid, len(sh.decisions))
+			continue
+		}
+		lo = mid + 1
+	}
+	// Undo preemptions, the latest first: an early one often enables the
+	// bug; a late one is often noise. Undoing the preemption of A by B at
+	// step p moves A's next run of steps to p, ahead of B's: every task's
+	// steps keep their order, A goes on where it was cut off, and the rest
+	// of the list is followed where it still applies.
+	for sh.budget() {
+		steps := sh.res.PreemptionSteps
+		undone := false
+		for i := len(steps) - 1; i >= 0 && sh.budget(); i-- {
+			dec, ok := undoPreemption(sh.decisions, int(steps[i]))
+			if ok && guidedRun(dec, fmt.Sprintf("schedule: no preemption at step %d", steps[i])) {
+				undone = true
+				break
+			}
+		}
+		if !undone {
+			break
+		}
+	}
+}
+
+// undoPreemption edits a decision list so that the task preempted at step
+// (1-based) goes on instead: its next run of decisions moves to step.
+func undoPreemption(dec []int32, step int) ([]int32, bool) {
+	p := step - 1 // index of the preempting decision
+	if p < 1 || p >= len(dec) || dec[p] == dec[p-1] {
+		return nil, false
+	}
+	a := dec[p-1]
+	q := p + 1
+	for q < len(dec) && dec[q] != a {
+		q++
+	}
+	if q >= len(dec) {
+		return nil, false // A never ran again: the run ended or it was done
+	}
+	r := q
+	for r+1 < len(dec) && dec[r+1] == a {
+		r++
+	}
+	out := make([]int32, 0, len(dec))
+	out = append(out, dec[:p]...)
+	out = append(out, dec[q:r+1]...)
+	out = append(out, dec[p:q]...)
+	out = append(out, dec[r+1:]...)
+	return out, true
+}

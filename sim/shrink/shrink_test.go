@@ -1,0 +1,132 @@
+package shrink_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/shrink"
+)
+
+// lostUpdate is a counter whose increment reads, yields and writes: two
+// increments interleaved lose one. The workload is many clients with many
+// operations and irrelevant injected faults; the bug needs two operations
+// and one preemption.
+func lostUpdate(s *sim.Sim) {
+	r := s.Rand()
+	counter, done := 0, 0
+	clients := 3 + r.IntN(4)
+	wg := s.NewWaitGroup("clients")
+	wg.Add(clients)
+	for c := range clients {
+		s.Go(fmt.Sprintf("client%d", c), func() {
+			defer wg.Done()
+			for range 5 + s.Rand().IntN(10) {
+				if s.Rand().IntN(3) == 0 && s.Keep(sim.KeepFault) {
+					s.Injected("a fault nobody notices")
+				}
+				if !s.Keep(sim.KeepOperation) {
+					continue
+				}
+				op := s.OpBegin("increment")
+				v := counter
+				s.Yield()
+				counter = v + 1
+				done++
+				s.OpEnd(op, "ok")
+			}
+		})
+	}
+	_ = wg.Wait(context.Background())
+	if counter != done {
+		s.Failf("lost update: counter %d after %d increments", counter, done)
+	}
+}
+
+func runner(body func(*sim.Sim)) shrink.Runner {
+	return func(cfg sim.Config) (sim.Result, string) {
+		res := sim.Run(cfg, body)
+		if res.Err != nil {
+			return res, res.Err.Error()
+		}
+		return res, ""
+	}
+}
+
+func firstFailing(t *testing.T, body func(*sim.Sim)) (sim.Config, string) {
+	t.Helper()
+	for seed := uint64(1); seed < 100; seed++ {
+		cfg := sim.Config{Seed: seed}
+		if res := sim.Run(cfg, body); res.Err != nil {
+			return cfg, res.Err.Error()
+		}
+	}
+	t.Fatal("no seed of 100 fails")
+	return sim.Config{}, ""
+}
+
+func TestShrinksALostUpdateToTwoOperationsAndOnePreemption(t *testing.T) {
+	cfg, failure := firstFailing(t, lostUpdate)
+	var lines []string
+	out, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	t.Logf("%s\n%s", out.Removed(), strings.Join(lines, "\n"))
+	assert.Greater(t, out.Before.Operations, int64(10))
+	assert.Equal(t, int64(2), out.After.Operations, "a lost update needs two increments")
+	assert.Zero(t, out.After.Faults, "no fault matters")
+	assert.Equal(t, int64(1), out.After.Preemptions, "and one preemption between a read and its write")
+	assert.Equal(t, "check: lost update: counter", out.Signature)
+	assert.Contains(t, out.Failure, "lost update")
+	assert.Empty(t, out.Stopped)
+	assert.NotEmpty(t, lines, "progress is reported")
+
+	// The shrunk run replays strictly, under any seed: the choices and the
+	// decisions are the whole run.
+	res := sim.Run(sim.Config{Seed: 12345, ReplayChoices: true, Choices: out.Choices, Strategy: sim.Replay(out.Decisions)}, lostUpdate)
+	require.Error(t, res.Err)
+	assert.Equal(t, out.Result.Hash, res.Hash)
+
+	// Deterministic: the same failing run shrinks to the same result.
+	again, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, out.Choices, again.Choices)
+	assert.Equal(t, out.Decisions, again.Decisions)
+	assert.Equal(t, out.Attempts, again.Attempts)
+}
+
+func TestAPassingRunIsRefused(t *testing.T) {
+	_, err := shrink.Shrink(runner(func(*sim.Sim) {}), sim.Config{Seed: 1}, "check at step 3, +0s: boom", shrink.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not reproduce")
+}
+
+func TestAttemptsAreBounded(t *testing.T) {
+	cfg, failure := firstFailing(t, lostUpdate)
+	out, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{MaxAttempts: 6})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, out.Attempts, 6+1, "the limit, plus the final replay")
+	assert.Contains(t, out.Stopped, "attempt limit")
+}
+
+func TestHarnessFailuresAreNotShrunk(t *testing.T) {
+	_, err := shrink.Shrink(runner(lostUpdate), sim.Config{Seed: 1}, "determinism: the same seed ran twice", shrink.Options{})
+	require.Error(t, err)
+}
+
+func TestSignature(t *testing.T) {
+	for in, want := range map[string]string{
+		"check: OC-2: grant-staleness 1.2s breaks < 1s: read #5 non-member":            "check: OC-2: grant-staleness",
+		"check: DR-6: at write 9217's acquisition: key GetItem.latency":                "check: DR-6: at write",
+		"check: MS-8: 3 wrong answers":                                                 "check: MS-8:",
+		`panic at step 812, +1.5s: task "client3" panicked: index out of range [4]`:    "panic: panicked: index out of range",
+		"deadlock at step 90, +2s: every task is blocked and no timer is pending\n  x": "deadlock: every task is blocked and no timer is pending",
+		"check at step 3, +0s: lost update: counter 5 after 6 increments":              "check: lost update: counter",
+	} {
+		assert.Equal(t, want, shrink.Signature(in), in)
+	}
+}

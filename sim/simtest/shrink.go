@@ -1,0 +1,161 @@
+package simtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/interleave"
+	"github.com/windtunnel/windtunnel/sim/shrink"
+)
+
+// ShrinkSummary is what -sim.shrink writes next to a failing seed's
+// artifacts (shrunk/shrink.json), for the audit to link each counterexample
+// to its minimal reproduction.
+type ShrinkSummary struct {
+	Test       string       `json:"test"`
+	Seed       string       `json:"seed"`
+	Signature  string       `json:"signature"`
+	Failure    string       `json:"failure"`
+	Before     shrink.Stats `json:"before"`
+	After      shrink.Stats `json:"after"`
+	Attempts   int          `json:"attempts"`
+	Accepted   int          `json:"accepted"`
+	WallMs     int64        `json:"wall_ms"`
+	Stopped    string       `json:"stopped,omitempty"`
+	Replay     string       `json:"replay"`
+	Command    string       `json:"command"`
+	Table      string       `json:"table"`
+	Timeline   string       `json:"timeline,omitempty"`
+	ShrinkFail string       `json:"shrink_error,omitempty"`
+}
+
+// ShrinkFile is the name of the summary in a failing seed's artifact
+// directory.
+const ShrinkFile = "shrunk/shrink.json"
+
+// shrinkSeed shrinks a failing seed and returns the part of the failure
+// block that shows the result: what was removed, the interleaving table of
+// the shrunk run, where its timeline page and replay file are, and the
+// command that replays it.
+func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) string {
+	var b strings.Builder
+	dir := filepath.Join(ArtifactDir(t), "shrunk")
+	sum := ShrinkSummary{Test: t.Name(), Seed: fmt.Sprintf("%#x", ps.seed)}
+	fail := func(err error) string {
+		sum.ShrinkFail = err.Error()
+		_ = writeSummary(dir, sum)
+		return fmt.Sprintf("\nshrink     not done: %v\n", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	base := h.config(ps.seed)
+	strategy := func() sim.Strategy { return h.st.strategyFor(max(h.pctSteps, 1)) }
+	if rf := h.st.replay; rf != nil {
+		// A replayed run's schedule is its decision list: followed where
+		// it fits the edited world, non-preemptive beyond.
+		strategy = func() sim.Strategy { return sim.Guided(rf.Decisions) }
+	}
+	t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs)", ps.seed, h.st.shrinkTries)
+	out, err := shrink.Shrink(func(cfg sim.Config) (sim.Result, string) {
+		res, _, f := h.runConfig(cfg)
+		return res, f
+	}, base, failure, shrink.Options{
+		MaxAttempts: h.st.shrinkTries,
+		Strategy:    strategy,
+		Progress:    func(l string) { t.Log("windtunnel: " + l) },
+	})
+	if err != nil {
+		return fail(err)
+	}
+	// The shrunk run once more, recorded, for the table and the page.
+	cfg := base
+	cfg.ReplayChoices, cfg.Choices = true, out.Choices
+	cfg.Strategy = sim.Replay(out.Decisions)
+	cfg.Record = true
+	var trace bytes.Buffer
+	cfg.TraceOut = &trace
+	res, _, shrunkFailure := h.runConfig(cfg)
+	if res.Hash != out.Result.Hash || shrink.Signature(shrunkFailure) != out.Signature {
+		return fail(fmt.Errorf("the recorded re-run of the shrunk run diverged (hash %#x vs %#x): the test is not deterministic", res.Hash, out.Result.Hash))
+	}
+	step := int64(0)
+	if f := res.Failure(); f != nil {
+		step = f.Step
+	}
+	table := interleave.String(res.Record, interleave.Options{Failure: shrunkFailure, FailureStep: step})
+	rf := replayFile{Test: h.t.Name(), Seed: ps.seed, Strategy: "replay(shrunk)", StepTime: h.st.stepTime,
+		MaxSteps: h.st.maxSteps, Commit: headCommit(), Choices: out.Choices, Decisions: out.Decisions}
+	if out.Choices == nil {
+		rf.Choices = []uint64{}
+	}
+	replay := filepath.Join(dir, "replay.txt")
+	tablePath := filepath.Join(dir, "interleaving.txt")
+	tracePath := filepath.Join(dir, "trace.txt")
+	for _, w := range []struct {
+		path string
+		err  func() error
+	}{
+		{replay, func() error { return writeReplay(replay, rf) }},
+		{tablePath, func() error { return os.WriteFile(tablePath, []byte(table), 0o644) }},
+		{tracePath, func() error { return os.WriteFile(tracePath, trace.Bytes(), 0o644) }},
+	} {
+		if err := w.err(); err != nil {
+			return fail(err)
+		}
+	}
+	pkg, run := packagePath(), runPattern(t.Name())
+	command := fmt.Sprintf("go test %s -run %s -sim.replay=%s -v", pkg, run, replay)
+	page, pageErr := writeTimeline(dir, h.t.Name(), ps.seed, shrunkFailure, res, trace.String(), command)
+
+	sum.Signature, sum.Failure = out.Signature, firstLine(shrunkFailure)
+	sum.Before, sum.After = out.Before, out.After
+	sum.Attempts, sum.Accepted, sum.WallMs, sum.Stopped = out.Attempts, out.Accepted, out.Wall.Milliseconds(), out.Stopped
+	sum.Replay, sum.Command, sum.Table, sum.Timeline = replay, command, tablePath, page
+	if err := writeSummary(dir, sum); err != nil {
+		return fail(err)
+	}
+
+	fmt.Fprintf(&b, "\nshrunk     %s\n", out.Removed())
+	fmt.Fprintf(&b, "           %d re-runs (%d shrank it) in %v", out.Attempts, out.Accepted, out.Wall.Round(time.Millisecond))
+	if out.Stopped != "" {
+		fmt.Fprintf(&b, "; stopped early: %s", out.Stopped)
+	}
+	fmt.Fprintf(&b, "\n           still fails with %q:\n           %s\n", out.Signature, indent(firstLine(shrunkFailure), "           "))
+	fmt.Fprintf(&b, "interleaving of the shrunk run:\n  %s\n", indent(strings.TrimRight(table, "\n"), "  "))
+	if pageErr != nil {
+		fmt.Fprintf(&b, "timeline   not written: %v\n", pageErr)
+	} else if page != "" {
+		fmt.Fprintf(&b, "timeline   %s\n", page)
+	}
+	fmt.Fprintf(&b, "replay the shrunk run (the file holds its choices and schedule):\n  %s\n  make replay PKG=%s FILE=%s\n", command, pkg, replay)
+	return b.String()
+}
+
+func writeSummary(dir string, sum ShrinkSummary) error {
+	data, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "shrink.json"), append(data, '\n'), 0o644)
+}
+
+// ReadShrinkSummary reads a shrink.json.
+func ReadShrinkSummary(path string) (ShrinkSummary, error) {
+	var sum ShrinkSummary
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sum, err
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return sum, fmt.Errorf("%s: %v", path, err)
+	}
+	return sum, nil
+}

@@ -1,0 +1,130 @@
+package simtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// TestFixtureShrink is a workload whose bug needs two of its many
+// operations and one preemption, with faults that play no part: run by
+// TestHarnessShrinks in a child process.
+func TestFixtureShrink(t *testing.T) {
+	fixture(t)
+	Run(t, Options{Seeds: 50}, func(s *sim.Sim) error {
+		mu := s.NewMutex("counter")
+		counter, done := 0, 0
+		clients := 3 + s.Rand().IntN(3)
+		wg := s.NewWaitGroup("clients")
+		wg.Add(clients)
+		for c := range clients {
+			s.Go(fmt.Sprintf("client%d", c), func() {
+				defer wg.Done()
+				for range 4 + s.Rand().IntN(8) {
+					if s.Rand().IntN(4) == 0 && s.Keep(sim.KeepFault) {
+						s.Injected("a slow disk nobody notices")
+					}
+					if !s.Keep(sim.KeepOperation) {
+						continue
+					}
+					op := s.OpBegin("increment")
+					mu.Lock()
+					v := counter
+					mu.Unlock()
+					s.Yield()
+					mu.Lock()
+					counter = v + 1
+					done++
+					mu.Unlock()
+					s.OpEnd(op, "ok (%d)", v+1)
+				}
+			})
+		}
+		_ = wg.Wait(context.Background())
+		if counter != done {
+			return fmt.Errorf("lost update: counter %d after %d increments", counter, done)
+		}
+		return nil
+	})
+}
+
+func TestHarnessShrinksAFailingSeed(t *testing.T) {
+	dir := t.TempDir()
+	out, err := childRun(t, dir, "TestFixtureShrink", "shrink", nil, "-sim.out="+dir+"/art", "-sim.record=false", "-sim.shrink")
+	require.Error(t, err, "the seed still fails")
+	for _, want := range []string{
+		"windtunnel failure", "shrinking seed", "shrink: start:",
+		"shrunk     operations", " -> 2, faults ", " -> 0, preemptions ",
+		`still fails with "check: lost update: counter"`,
+		"interleaving of the shrunk run:", "scenario: 2 operations on 2 tasks", "increment -> ok (1)",
+		"replay the shrunk run", "shrunk/replay.txt",
+	} {
+		assert.Contains(t, out, want)
+	}
+	m := regexp.MustCompile(`-sim\.replay=(\S+shrunk/replay\.txt)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	replay := m[1]
+
+	// The shrunk file replays the failure exactly, and shrinking it again
+	// changes nothing.
+	again, err := childRun(t, dir, "TestFixtureShrink", "shrink", nil, "-sim.out="+dir+"/art2", "-sim.replay="+replay)
+	require.Error(t, err)
+	assert.Contains(t, again, "failure    check: lost update: counter 1 after 2 increments")
+	assert.Contains(t, again, "choices    ", "the replayed run names its choices")
+	assert.Contains(t, again, "a shrunk run")
+
+	sums, _ := filepath.Glob(filepath.Join(dir, "art", "*", ShrinkFile))
+	require.Len(t, sums, 1)
+	sum, err := ReadShrinkSummary(sums[0])
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), sum.After.Operations)
+	assert.LessOrEqual(t, sum.After.Preemptions, int64(3), "at most 3 preemptions (the bug needs 1)")
+	assert.Positive(t, sum.After.Preemptions)
+	assert.Zero(t, sum.After.Faults)
+	assert.Greater(t, sum.Before.Operations, sum.After.Operations)
+	assert.FileExists(t, sum.Table)
+	assert.FileExists(t, sum.Replay)
+	table, err := os.ReadFile(sum.Table)
+	require.NoError(t, err)
+	assert.Contains(t, string(table), "✗ failed: check: lost update: counter 1 after 2 increments")
+}
+
+func TestReplayFileKeepsChoices(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	rf := replayFile{Test: "T", Seed: 1, Strategy: "replay(shrunk)", Commit: "x", Choices: []uint64{0, 1, 0xdeadbeef}, Decisions: []int32{0, 1}}
+	require.NoError(t, writeReplay(path, rf))
+	back, err := readReplay(path)
+	require.NoError(t, err)
+	assert.Equal(t, rf.Choices, back.Choices)
+	assert.Equal(t, rf.Decisions, back.Decisions)
+
+	// "choices seed" (a seed's own run) reads as nil choices, and version 2
+	// files still read.
+	rf.Choices = nil
+	require.NoError(t, writeReplay(path, rf))
+	back, err = readReplay(path)
+	require.NoError(t, err)
+	assert.Nil(t, back.Choices)
+	v2, err := parseReplay([]byte(replayMagicV2 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\ndecisions 2\n0 1\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []int32{0, 1}, v2.Decisions)
+
+	for name, c := range map[string]struct{ text, want string }{
+		"few choices": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 3\ndecisions 1\n0x1\n", "announces 3 choices"},
+		"not hex":     {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\ndecisions 1\n12 0\n", "not a hex value"},
+		"bad count":   {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices many\ndecisions 1\n0\n", `neither "seed" nor a count`},
+	} {
+		_, err := parseReplay([]byte(c.text))
+		if assert.Error(t, err, name) {
+			assert.Contains(t, err.Error(), c.want, name)
+		}
+	}
+}
