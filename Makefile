@@ -18,10 +18,11 @@ FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scena
 
 ## test: everything CI proves: unit and seeded claim checks, the race
 ## detector, the integration tests on real PostgreSQL and Redis, a
-## determinism sample of every claim check, bounded fuzzing of every parser,
+## determinism sample of every claim check, a timeline page rendered in headless Chromium,
+## bounded fuzzing of every parser,
 ## and a quick audit (every claim gets its expected verdict, every tight
 ## bound is reached, every probe is reached, every mutant is caught)
-test: unit race integration determinism fuzz sweep-slurm-test audit-quick
+test: unit race integration browser-test determinism fuzz sweep-slurm-test audit-quick
 
 ## unit: vet, gofmt, go test ./... (seeded simulations at their default seed counts)
 unit:
@@ -36,6 +37,11 @@ race:
 ## integration: start PostgreSQL and Redis on loopback (installing them from Debian packages if missing), run the integration tests, stop them
 integration:
 	impl/edge/testenv/run.sh $(GO) test -v -count=1 ./impl/edge/...
+
+## browser-test: render a timeline page in headless Chromium (installing Debian's chromium if missing), check the DOM after its script ran, save a screenshot in out/artifacts/timeline
+.PHONY: browser-test
+browser-test:
+	sim/timeline/browser.sh $(GO) test -count=1 -run Chromium -v ./sim/timeline
 
 ## determinism: every claim check and proof twice per seed (two seeds each), failing on any difference in the trace
 determinism:

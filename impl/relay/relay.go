@@ -40,7 +40,7 @@ type Config struct {
 
 // Metric names of the wiring (the caches export their own).
 const (
-	MetricChanged       = "relay_invalidations_changed_total"   // applied locally after a write
+	MetricChanged       = "relay_invalidations_changed_total" // applied locally after a write
 	MetricPublishErrors = "relay_invalidation_publish_errors_total"
 	MetricReceived      = "relay_invalidations_received_total"  // applied from another relay
 	MetricMalformed     = "relay_invalidations_malformed_total" // dropped: could not be decoded
@@ -53,8 +53,8 @@ type Relay struct {
 	OC *accesschannels.Cache
 	MS *membership.Cache
 
-	pub                                          authz.Publisher
-	reg                                          stats.Registry
+	pub                                         authz.Publisher
+	reg                                         stats.Registry
 	changed, publishErrors, received, malformed stats.Counter
 }
 

@@ -182,6 +182,13 @@ func writeMarkdown(b *strings.Builder, r *Report, dir string) {
 		if c.Artifact != "" {
 			fmt.Fprintf(b, "- artifact: `%s`\n", c.Artifact)
 		}
+		if c.Table != "" {
+			fmt.Fprintf(b, "- counterexample: [interleaving](%s)", rel(dir, c.Table))
+			if c.Timeline != "" {
+				fmt.Fprintf(b, ", [timeline](%s)", rel(dir, c.Timeline))
+			}
+			b.WriteString("\n")
+		}
 		if c.Hist != nil || len(c.Buckets) > 0 {
 			fmt.Fprintf(b, "\n![%s distribution](charts/%s.svg)\n", c.ID, c.ID)
 		}

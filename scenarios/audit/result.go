@@ -31,6 +31,8 @@ type ClaimResult struct {
 	Tightness *float64            `json:"tightness,omitempty"`
 	Witness   string              `json:"witness,omitempty"`
 	Artifact  string              `json:"artifact,omitempty"`
+	Timeline  string              `json:"timeline,omitempty"`
+	Table     string              `json:"table,omitempty"`
 	Buckets   []claims.Bucket     `json:"buckets,omitempty"`
 	Hist      *claims.Hist        `json:"hist,omitempty"`
 	Probes    []claims.ProbeCount `json:"probes,omitempty"`
@@ -208,6 +210,11 @@ func Merge(cs []claims.Claim, recs []claims.Record) []ClaimResult {
 				} else {
 					res.Hist.Merge(r.Hist)
 				}
+			}
+		}
+		for _, r := range rs {
+			if r.Timeline != "" && res.Timeline == "" {
+				res.Timeline, res.Table = r.Timeline, r.Table
 			}
 		}
 		if worst != nil {

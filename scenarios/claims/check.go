@@ -183,6 +183,11 @@ type Check[R any] struct {
 	// visualization) into dir and returns the file to link, or "". It runs
 	// after the seeds, for the seed whose sample is the worst.
 	Artifact func(dir string, r R) string
+	// Explain, if set, picks a seed worth a page: the first seed (in run
+	// order) whose result it accepts is re-run with the full record, and
+	// its interleaving table and timeline page are linked from the record
+	// (a documented deviation's counterexample, shown like a failure's).
+	Explain func(r R) bool
 	// Sampled marks a check that samples a random workload and is not
 	// built to reach the bound: it is not held to the bound's tightness
 	// (the claim's directed check is; the audit requires the tightness of
@@ -207,6 +212,9 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 	}
 	var seeds []SeedSample
 	var values map[uint64]R
+	var explain func(seed uint64, dir string) (simtest.Explanation, error)
+	var explainSeed uint64
+	explainOK := false
 	if dirs := mergeDirs(); dirs != nil {
 		// Merging a sharded sweep: the seeds were flown by the shards;
 		// their samples are read back and judged here as one run.
@@ -220,7 +228,11 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 			return c.Fly(s, b)
 		})
 		values = map[uint64]R{}
+		explain = res.Explain
 		for _, run := range res.Runs {
+			if c.Explain != nil && !explainOK && run.Passed() && c.Explain(run.Value) {
+				explainSeed, explainOK = run.Seed, true
+			}
 			seeds = append(seeds, SeedSample{Seed: run.Seed, Index: run.Index, Failure: run.Failure, Probes: run.Probes, Sample: c.Sample(run.Value)})
 			values[run.Seed] = run.Value
 		}
@@ -237,6 +249,18 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 			}
 		}
 	}
+	var timeline, table string
+	if explainOK {
+		dir := filepath.Join(simtest.ArtifactDir(t), fmt.Sprintf("explained-seed=%#x", explainSeed))
+		ex, err := explain(explainSeed, dir)
+		if err != nil {
+			t.Errorf("%s: explaining seed %#x: %v", c.Claim, explainSeed, err)
+		}
+		timeline, table = ex.Timeline, ex.Table
+		if ex.Table != "" {
+			t.Logf("%s: seed %#x explained: %s %s", c.Claim, explainSeed, ex.Table, ex.Timeline)
+		}
+	}
 	verdict := judge(&o, !c.Sampled)
 	if c.Judge != nil {
 		verdict = c.Judge(&o)
@@ -247,7 +271,7 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 		}
 	}
 	rec := Record{ID: c.Claim, Verdict: verdict, Measured: c.Measured(o), Value: o.Worst, Seeds: o.Seeds,
-		Witness: o.Witness, Artifact: o.Artifact, Hist: o.Hist, Probes: o.Probes}
+		Witness: o.Witness, Artifact: o.Artifact, Hist: o.Hist, Probes: o.Probes, Timeline: timeline, Table: table}
 	if c.Note != nil {
 		rec.Note = c.Note(o)
 	}

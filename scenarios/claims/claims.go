@@ -72,11 +72,15 @@ type Record struct {
 	Tightness *float64 `json:"tightness,omitempty"`
 	// Tight says the bound requires tightness ≥ MinTightness; Sampled that
 	// this record's check samples at random and leaves that to another.
-	Tight    bool     `json:"tight,omitempty"`
-	Sampled  bool     `json:"sampled,omitempty"`
-	Seeds    int      `json:"seeds"`
-	Witness  string   `json:"witness,omitempty"`  // the read, history or counterexample behind the figure
-	Artifact string   `json:"artifact,omitempty"` // a file the report links, e.g. a porcupine visualization
+	Tight    bool   `json:"tight,omitempty"`
+	Sampled  bool   `json:"sampled,omitempty"`
+	Seeds    int    `json:"seeds"`
+	Witness  string `json:"witness,omitempty"`  // the read, history or counterexample behind the figure
+	Artifact string `json:"artifact,omitempty"` // a file the report links, e.g. a porcupine visualization
+	// Timeline and Table are the pages of the seed a check explained
+	// (Check.Explain): a documented deviation's counterexample.
+	Timeline string   `json:"timeline,omitempty"`
+	Table    string   `json:"table,omitempty"`
 	Buckets  []Bucket `json:"buckets,omitempty"`
 	// Hist is the distribution of every observation on a linear axis up to
 	// 1.2 × the bound, for window claims.

@@ -150,8 +150,19 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, 
 			defer wg.Done()
 			r := s.Rand()
 			op := func(kind int, f func()) {
+				// A log is an operation a shrinker may drop (sim.Keep);
+				// span operations come in the pairs the program needs.
+				// The yield's draw is made either way.
+				if kind == opLog && !s.Keep(sim.KeepOperation) {
+					if r.IntN(3) == 0 {
+						s.Yield()
+					}
+					return
+				}
+				ev := lf5Begin(s, task, kind)
 				var l locks
 				c.do(&l, f)
+				lf5End(s, ev, l)
 				res.ops[class][kind].add(l)
 				if kind == opEnter || kind == opExit {
 					if class == 0 {
@@ -210,6 +221,22 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, 
 		})
 	}
 	return nil
+}
+
+// lf5Begin records a span operation's invocation in the run's record (and
+// counts it), building no text unless the run records; lf5End its return.
+func lf5Begin(s *sim.Sim, task, kind int) sim.EventID {
+	if !s.Recording() {
+		s.OpBegin("")
+		return sim.NoEvent
+	}
+	return s.OpBegin("task %d: %s", task, opNames[kind])
+}
+
+func lf5End(s *sim.Sim, ev sim.EventID, l locks) {
+	if ev != sim.NoEvent {
+		s.OpEnd(ev, "%v locks", l)
+	}
 }
 
 // TestLF5_TargetPathTakesNoLock checks LF-5 under the simulator: entering

@@ -157,22 +157,47 @@ func newLF4World(s *sim.Sim, workers int) (*lf4World, error) {
 	return w, nil
 }
 
+// opBegin records a span operation's invocation in the run's record (and
+// counts it); opEnd its return. The texts are built only when the run
+// records.
+func (w *lf4World) opBegin(what string, sp *lf4Span) sim.EventID {
+	if !w.s.Recording() {
+		w.s.OpBegin("")
+		return sim.NoEvent
+	}
+	if sp == nil {
+		return w.s.OpBegin("%s", what)
+	}
+	return w.s.OpBegin("%s %s (%s)", what, sp.name, sp.target)
+}
+
+func (w *lf4World) opEnd(op sim.EventID) {
+	if op != sim.NoEvent {
+		w.s.OpEnd(op, "ok")
+	}
+}
+
 func (w *lf4World) start(name, target string, task int) *lf4Span {
+	out := &lf4Span{name: name, target: target}
+	op := w.opBegin("start", out)
 	w.writes++
-	sp := w.spans.Start(target, name, slog.Int("task", task), slog.Int("n", w.spansMade))
+	out.sp = w.spans.Start(target, name, slog.Int("task", task), slog.Int("n", w.spansMade))
 	w.writes--
 	w.spansMade++
-	return &lf4Span{sp: sp, name: name, target: target}
+	w.opEnd(op)
+	return out
 }
 
 func (w *lf4World) close(sp *lf4Span) {
 	if w.calls > 0 {
 		w.s.Probe("lf/close-while-another-task-enters-or-exits")
 	}
+	op := w.opBegin("close", sp)
 	w.writes++
 	sp.sp.Close()
 	w.writes--
 	sp.closed = true
+	w.opEnd(op)
 }
 
 // otherInside reports whether a worker other than task is inside a span
@@ -199,23 +224,40 @@ func (w *lf4World) enter(tc *taskCtx, sp *lf4Span, task int) {
 	if sp == w.shared && w.otherInside(task, "", sp) {
 		w.s.Probe("lf/shared-conn-span-entered-by-two-tasks")
 	}
+	op := w.opBegin("enter", sp)
 	w.calls++
 	tc.ctx = sp.sp.Enter(tc.ctx)
 	w.calls--
 	tc.stack = append(tc.stack, frame{span: sp, live: !sp.closed})
+	w.opEnd(op)
 }
 
 func (w *lf4World) exit(tc *taskCtx) {
 	top := tc.stack[len(tc.stack)-1]
+	op := w.opBegin("exit", top.span)
 	w.calls++
 	tc.ctx = top.span.sp.Exit(tc.ctx)
 	w.calls--
 	tc.stack = tc.stack[:len(tc.stack)-1]
+	w.opEnd(op)
 }
 
-// log logs an event at every event level from one target with tc.
+// log logs an event at every event level from one target with tc. It is
+// the operation a shrinker may drop (sim.Keep): then nothing is logged and
+// no event is expected. (Spans are entered and exited in pairs the
+// programs rely on, so those are always made.)
 func (w *lf4World) log(tc *taskCtx, who string) {
 	target := allTargets[w.s.Rand().IntN(len(allTargets))]
+	if !w.s.Keep(sim.KeepOperation) {
+		return
+	}
+	op := sim.NoEvent
+	if w.s.Recording() {
+		op = w.s.OpBegin("%s: log from %q in %s", who, target, tc.names())
+	} else {
+		w.s.OpBegin("")
+	}
+	defer w.opEnd(op)
 	if tc.has("conn") && w.calls > 0 {
 		w.s.Probe("lf/log-inside-conn-while-another-task-enters-or-exits")
 	}

@@ -77,7 +77,10 @@ func TestOC6_MemberHalfDebtIsFound(t *testing.T) {
 			}
 			return path
 		},
-		Probes: []claims.Probe{{Name: "oc/member-fill-reinserted-stale", What: "porcupine found a stale member set re-inserted by a raced fill", Min: 1}},
+		// The first seed that shows the debt gets a page: its interleaving
+		// and timeline, linked from the audit.
+		Explain: func(d debtSeed) bool { return d.illegal },
+		Probes:  []claims.Probe{{Name: "oc/member-fill-reinserted-stale", What: "porcupine found a stale member set re-inserted by a raced fill", Min: 1}},
 		Measured: func(o claims.Outcome) string {
 			found := o.Probes[0]
 			return fmt.Sprintf("porcupine found non-linearizable member reads in %d of %d seeds; their grant-staleness ≤ %s (TTL + the filling read)",

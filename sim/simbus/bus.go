@@ -105,11 +105,21 @@ func (b *Bus[M]) SubscribeWith(name string, f Faults, handler func(M)) (*Subscri
 		return nil, fmt.Errorf("simbus: subscriber %q: %w", name, err)
 	}
 	f.Partitions = slices.Clone(f.Partitions)
+	s := b.s
 	sub := &Subscriber[M]{
 		bus: b, name: name, faults: f, handler: handler,
-		out:  newOutages(f, b.s.Elapsed()),
+		// Each partition window is a fault a shrinker may drop.
+		out: newOutages(f, s.Elapsed(), func(w Window) bool {
+			if !s.Keep(sim.KeepFault) {
+				return false
+			}
+			if s.Recording() {
+				s.Injected("simbus %s partitioned during %v", name, w)
+			}
+			return true
+		}),
 		m:    newMetrics(),
-		idle: b.s.NewEvent("simbus idle " + name),
+		idle: s.NewEvent("simbus idle " + name),
 	}
 	b.subs = append(b.subs, sub)
 	b.s.Tracef("simbus %s subscribed: %v", name, f)
@@ -147,6 +157,9 @@ func (b *Bus[M]) Publish(ctx context.Context, from string, m M) error {
 	b.published++
 	seq := b.published
 	now := s.Now()
+	if s.Recording() {
+		s.Message(sim.EventSend, int64(seq), from, "#%d from %s: %s", seq, from, describe(m))
+	}
 	for _, sub := range b.subs {
 		if !sub.closed {
 			sub.offer(seq, from, m, now)
@@ -171,6 +184,25 @@ func (b *Bus[M]) Records() map[string][]Record[M] {
 		out[sub.name] = sub.Records()
 	}
 	return out
+}
+
+// describe renders a message for the run's record: a wire form as its
+// text, anything else as %v.
+func describe(m any) string {
+	const max = 160
+	var text string
+	switch v := m.(type) {
+	case []byte:
+		text = string(v)
+	case string:
+		text = v
+	default:
+		text = fmt.Sprintf("%v", v)
+	}
+	if len(text) > max {
+		text = text[:max] + "…"
+	}
+	return text
 }
 
 // elapsed converts an instant to virtual ns since the epoch.

@@ -18,6 +18,14 @@
 // or still pending; Stats and Registry hold the counters. Every message is
 // in exactly one of those states: Sent = Delivered + Lost + Pending.
 //
+// Every fault is optional to a shrinker: a delay from the tail, a
+// reordering hold, a random loss, a duplicate, each reconnect gap and each
+// partition window asks sim.Sim.Keep(sim.KeepFault) once decided, and a
+// dropped one takes the fault-free path without drawing more than the fault
+// would have. A recorded run (sim.Config.Record) shows every message sent
+// (sim.EventSend, by the publisher), received and lost (by subscriber), tied
+// by its number, and every fault injected.
+//
 // Reliable() is the perfect link for single-pod linearizability scenarios;
 // Swarm picks a fault plan per seed, whose String goes in the run header
 // (sim.Sim.Note).

@@ -20,33 +20,47 @@ type outages struct {
 	partitions []Window // sorted, disjoint
 	rc         Reconnect
 	gaps       []Window // sorted, disjoint
+	drawn      int      // gaps drawn, kept or not
 	genUntil   time.Duration
 }
 
-func newOutages(f Faults, from time.Duration) *outages {
-	return &outages{partitions: f.sortedPartitions(), rc: f.Reconnect, genUntil: from}
+// newOutages returns the outages of a link with faults f from instant from.
+// keep decides whether each partition window is injected (sim.Keep), in
+// time order.
+func newOutages(f Faults, from time.Duration, keep func(Window) bool) *outages {
+	o := &outages{rc: f.Reconnect, genUntil: from}
+	for _, w := range f.sortedPartitions() {
+		if keep(w) {
+			o.partitions = append(o.partitions, w)
+		}
+	}
+	return o
 }
 
 // hit returns the cause of a loss if the subscriber is disconnected at any
 // instant of [from, to], or CauseNone. ok is false when the gap limit is
-// exceeded. newGap is called for every gap drawn, for the trace.
-func (o *outages) hit(r *rand.Rand, from, to time.Duration, newGap func(Window)) (Cause, bool) {
+// exceeded. newGap is called for every gap drawn and says whether it is
+// injected (sim.Keep): a gap it drops is drawn all the same, so the draws
+// that follow stay where they were, and the link stays up.
+func (o *outages) hit(r *rand.Rand, from, to time.Duration, newGap func(Window) bool) (Cause, bool) {
 	if intersects(o.partitions, from, to) {
 		return CausePartition, true
 	}
 	if !o.rc.on() {
 		return CauseNone, true
 	}
-	// Bounded by maxGaps: every iteration adds one gap.
+	// Bounded by maxGaps: every iteration draws one gap.
 	for o.genUntil <= to {
-		if len(o.gaps) >= maxGaps {
+		if o.drawn >= maxGaps {
 			return CauseNone, false
 		}
 		start := o.genUntil + time.Duration(r.ExpFloat64()*float64(o.rc.MeanEvery))
 		w := Window{Start: start, End: start + uniform(r, o.rc.MinGap, o.rc.MaxGap)}
-		o.gaps = append(o.gaps, w)
+		o.drawn++
 		o.genUntil = w.End
-		newGap(w)
+		if newGap(w) {
+			o.gaps = append(o.gaps, w)
+		}
 	}
 	if intersects(o.gaps, from, to) {
 		return CauseReconnect, true

@@ -2,6 +2,7 @@ package simbus
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
@@ -87,14 +88,26 @@ func (sub *Subscriber[M]) interrupt() {
 }
 
 func (sub *Subscriber[M]) lose(r *Record[M], c Cause) {
+	s := sub.bus.s
 	r.Cause = c
 	sub.m.lost.With(c.String()).Inc()
-	sub.bus.s.Tracef("simbus %s lost #%d from %s: %v", sub.name, r.Seq, r.From, c)
+	s.Tracef("simbus %s lost #%d from %s: %v", sub.name, r.Seq, r.From, c)
+	if s.Recording() {
+		s.Message(sim.EventLost, int64(r.Seq), sub.name, "#%d from %s lost: %v", r.Seq, r.From, c)
+	}
 }
 
 // offer decides the fate of one message for this subscriber at its publish
 // instant now: lost (and why), or queued to arrive at a drawn instant, and
 // maybe a second time.
+//
+// Each fault it decides is optional (sim.Keep(sim.KeepFault), asked once
+// its draws are made): a delay from the tail, a reordering hold, a random
+// loss, a duplicate (and each reconnect gap and partition window, see
+// outages). A dropped one takes the fault-free path: a delay within the
+// normal range, FIFO order, delivery without a duplicate; it draws no more
+// than the fault would have, so the rest of an edited run's choices stay
+// where they were.
 func (sub *Subscriber[M]) offer(seq uint64, from string, m M, now time.Time) {
 	s := sub.bus.s
 	r := s.Rand()
@@ -105,21 +118,35 @@ func (sub *Subscriber[M]) offer(seq uint64, from string, m M, now time.Time) {
 	sub.m.sent.Inc()
 
 	sent := elapsed(now)
-	d, _ := f.Delay.Draw(r)
+	d := sub.delay(r, seq, false)
 	at := sent + int64(d)
 	held := f.ReorderProb > 0 && r.Float64() < f.ReorderProb
 	if held {
-		at += int64(uniform(r, f.ReorderMin, f.ReorderMax))
-	} else {
+		hold := uniform(r, f.ReorderMin, f.ReorderMax)
+		if held = s.Keep(sim.KeepFault); held {
+			at += int64(hold)
+			if s.Recording() {
+				s.Injected("simbus %s: #%d held back %v (reorder)", sub.name, seq, hold)
+			}
+		}
+	}
+	if !held {
 		at = max(at, sub.lastAt) // FIFO: not before the previous message
 	}
 	if c := sub.outage(sent, at); c != CauseNone {
 		sub.lose(rec, c)
 		return
 	}
+	lossDropped := false
 	if f.LossProb > 0 && r.Float64() < f.LossProb {
-		sub.lose(rec, CauseLoss)
-		return
+		if s.Keep(sim.KeepFault) {
+			if s.Recording() {
+				s.Injected("simbus %s: #%d lost (random loss)", sub.name, seq)
+			}
+			sub.lose(rec, CauseLoss)
+			return
+		}
+		lossDropped = true // delivered, and drawing nothing the loss would not have
 	}
 	if sub.q.Len() >= sub.bus.cfg.QueueLen {
 		sub.lose(rec, CauseOverflow)
@@ -131,25 +158,58 @@ func (sub *Subscriber[M]) offer(seq uint64, from string, m M, now time.Time) {
 		s.Tracef("simbus %s holds #%d back %v past later messages (reorder)", sub.name, seq, time.Duration(at-sent)-d)
 	}
 	sub.enqueue(item{at: at, rec: idx})
-	if f.DupProb > 0 && r.Float64() < f.DupProb {
-		d2, _ := f.Delay.Draw(r)
+	if !lossDropped && f.DupProb > 0 && r.Float64() < f.DupProb {
+		d2 := sub.delay(r, seq, true)
 		at2 := at + int64(d2)
 		// The copy travels on the same link: it dies if the link drops
 		// before it arrives, and needs room in the queue.
-		if sub.outage(at, at2) == CauseNone && sub.q.Len() < sub.bus.cfg.QueueLen {
+		if sub.outage(at, at2) == CauseNone && sub.q.Len() < sub.bus.cfg.QueueLen && s.Keep(sim.KeepFault) {
 			sub.enqueue(item{at: at2, rec: idx, dup: true})
 			s.Tracef("simbus %s will get #%d twice (+%v, +%v)", sub.name, seq, time.Duration(at), time.Duration(at2))
+			if s.Recording() {
+				s.Injected("simbus %s: #%d duplicated, again at +%v", sub.name, seq, time.Duration(at2))
+			}
 		}
 	}
+}
+
+// delay draws a message's time in flight (Delay.Draw's draws exactly). A
+// delay from the tail is a fault: dropped (sim.Keep), the message takes
+// the normal delay closest to the drawn one.
+func (sub *Subscriber[M]) delay(r *rand.Rand, seq uint64, dup bool) time.Duration {
+	d := sub.faults.Delay
+	if d.TailProb > 0 && r.Float64() < d.TailProb {
+		v := uniform(r, d.TailMin, d.TailMax)
+		s := sub.bus.s
+		if !s.Keep(sim.KeepFault) {
+			return min(max(v, d.Min), d.Max)
+		}
+		if s.Recording() {
+			what := ""
+			if dup {
+				what = "'s duplicate"
+			}
+			s.Injected("simbus %s: #%d%s delayed %v (the delay tail)", sub.name, seq, what, v)
+		}
+		return v
+	}
+	return uniform(r, d.Min, d.Max)
 }
 
 // outage returns why a message in flight during [from, to] (virtual ns) is
 // lost to a disconnection, or CauseNone.
 func (sub *Subscriber[M]) outage(from, to int64) Cause {
 	s := sub.bus.s
-	c, ok := sub.out.hit(s.Rand(), time.Duration(from), time.Duration(to), func(w Window) {
+	c, ok := sub.out.hit(s.Rand(), time.Duration(from), time.Duration(to), func(w Window) bool {
+		if !s.Keep(sim.KeepFault) {
+			return false
+		}
 		sub.m.disconnect.Inc()
 		s.Tracef("simbus %s will be disconnected %v (reconnect gap)", sub.name, w)
+		if s.Recording() {
+			s.Injected("simbus %s disconnected during %v (reconnect gap)", sub.name, w)
+		}
+		return true
 	})
 	if !ok {
 		s.Failf("simbus: subscriber %s drew more than %d reconnect gaps: raise Reconnect.MeanEvery", sub.name, maxGaps)
@@ -225,6 +285,16 @@ func (sub *Subscriber[M]) deliver(it item) {
 	}
 	rec.Calls = append(rec.Calls, s.Now())
 	sub.m.calls.Inc()
+	if s.Recording() {
+		how := ""
+		switch {
+		case it.dup:
+			how = " (duplicate)"
+		case rec.Reordered:
+			how = " (reordered)"
+		}
+		s.Message(sim.EventReceive, int64(rec.Seq), sub.name, "#%d from %s, sent +%v%s", rec.Seq, rec.From, rec.SentAt.Sub(sim.Epoch), how)
+	}
 	switch {
 	case it.dup:
 		s.Tracef("simbus %s got #%d from %s again (duplicate)", sub.name, rec.Seq, rec.From)

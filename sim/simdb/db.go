@@ -15,6 +15,10 @@ type Commit struct {
 	Seq  uint64    // 1, 2, 3... in commit order
 	At   time.Time // the virtual instant the write became visible
 	What string    // the write's description, as given to Write
+	// Event is the commit's interval in the run's record (sim.NoEvent
+	// when the run keeps none), for a check to blame with sim.Sim.Blame:
+	// the commit that made an answer stale.
+	Event sim.EventID
 }
 
 // DB is a simulated database holding the scenario's tables S, a commit log
@@ -30,6 +34,7 @@ type DB[S any] struct {
 
 	committing bool // inside a write's f
 	commitAt   time.Time
+	commitEv   sim.EventID
 
 	free    []int // idle connection numbers, lowest first
 	waiters []*waiter
@@ -90,19 +95,28 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 	if err := s.Sleep(ctx, lat); err != nil {
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q canceled after %v: %v", what, s.Now().Sub(start), err)
+		if s.Recording() {
+			s.Interval(start, "db", "write %s canceled: %v", what, err)
+		}
 		return time.Time{}, err
 	}
 	if errInjected != nil {
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q failed after %v: %v", what, lat, errInjected)
+		if s.Recording() {
+			s.Interval(start, "db", "write %s failed: %v", what, errInjected)
+		}
 		return time.Time{}, errInjected
 	}
 	if len(db.log) >= db.cfg.MaxCommits {
 		s.Failf("simdb: commit log limit of %d exceeded by write %q (raise Config.MaxCommits)", db.cfg.MaxCommits, what)
 	}
-	c := Commit{Seq: uint64(len(db.log)) + 1, At: s.Now(), What: what}
+	c := Commit{Seq: uint64(len(db.log)) + 1, At: s.Now(), What: what, Event: sim.NoEvent}
+	if s.Recording() {
+		c.Event = s.Interval(start, "db", "commit #%d %s", c.Seq, what)
+	}
 	steps := s.Steps()
-	db.committing, db.commitAt = true, c.At
+	db.committing, db.commitAt, db.commitEv = true, c.At, c.Event
 	f(&db.state)
 	db.committing = false
 	if s.Steps() != steps {
@@ -124,6 +138,17 @@ func (db *DB[S]) CommitInstant() time.Time {
 		db.s.Failf("simdb: CommitInstant called outside a write's function")
 	}
 	return db.commitAt
+}
+
+// CommitEvent returns the recorded event of the commit whose write's
+// function is running (sim.NoEvent when the run keeps no record), so that a
+// scenario can remember which commit changed which truth and blame it.
+// Calling it anywhere else fails the run.
+func (db *DB[S]) CommitEvent() sim.EventID {
+	if !db.committing {
+		db.s.Failf("simdb: CommitEvent called outside a write's function")
+	}
+	return db.commitEv
 }
 
 // Commits returns a copy of the commit log, in commit order.
@@ -164,21 +189,29 @@ func (db *DB[S]) RowsOf(name string) int64 {
 // latency from the model, the random transient error, then the Hook, which
 // may override either. The number of values drawn from the world's source
 // does not depend on the outcome.
+//
+// Every fault it decides is optional (sim.Keep(sim.KeepFault), asked once
+// the draws are made): a latency the Hook fixes, else a slow-tail latency,
+// then an error, the Hook's, else the random one. A dropped one takes the
+// fault-free path (the base latency, no error), which draws nothing more,
+// so that the rest of an edited run's choices stay where they were.
 func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, func(), error) {
-	r := db.s.Rand()
-	lat, slow := db.cfg.Latency.Draw(r)
+	s := db.s
+	r := s.Rand()
+	lat, tail, slow := db.cfg.Latency.draw(r)
 	var err error
 	var after func()
 	if u := r.Float64(); errProb > 0 && u < errProb {
 		err = &TransientError{Statement: st.Name, Write: st.Write, Conn: st.Conn, At: st.At}
 	}
+	fixed, fixedLat := false, time.Duration(0)
 	if db.cfg.Hook != nil {
 		f := db.cfg.Hook(st)
 		if f.Fixed {
 			if f.Latency < 0 {
-				db.s.Failf("simdb: Hook gave statement %q a negative latency %v", st.Name, f.Latency)
+				s.Failf("simdb: Hook gave statement %q a negative latency %v", st.Name, f.Latency)
 			}
-			lat, slow = f.Latency, false
+			fixed, fixedLat = true, f.Latency
 		}
 		if f.Err != nil {
 			err = f.Err
@@ -186,11 +219,39 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 		}
 		after = f.AfterSnapshot
 	}
-	if slow {
-		db.m.slow.Inc()
+	switch {
+	case fixed:
+		if s.Keep(sim.KeepFault) {
+			lat = fixedLat
+			if s.Recording() {
+				s.Injected("%s: the hook fixes its latency at %v", describe(st), lat)
+			}
+		}
+	case slow:
+		if s.Keep(sim.KeepFault) {
+			lat = tail
+			db.m.slow.Inc()
+			if s.Recording() {
+				s.Injected("%s: slow, %v (the slow tail)", describe(st), lat)
+			}
+		}
 	}
 	if err != nil {
+		if !s.Keep(sim.KeepFault) {
+			return lat, after, nil
+		}
 		db.m.injected.With(source).Inc()
+		if s.Recording() {
+			s.Injected("%s: fails (%s): %v", describe(st), source, err)
+		}
 	}
 	return lat, after, err
+}
+
+// describe names a statement for the record.
+func describe(st Statement) string {
+	if st.Write {
+		return fmt.Sprintf("write %s", st.Name)
+	}
+	return fmt.Sprintf("%s on conn %d", st.Name, st.Conn)
 }

@@ -21,6 +21,15 @@
 //   - Counters: statements and rows per statement name, checkouts, queueing
 //     time (total and max), injected errors, commits (Stats, Registry).
 //
+// Every fault is optional to a shrinker: a latency the Hook fixes, a
+// slow-tail latency and an injected error (random or the Hook's) each ask
+// sim.Sim.Keep(sim.KeepFault) once decided, and a dropped one takes the
+// fault-free path (the base latency, no error) without drawing more. A
+// recorded run (sim.Config.Record) shows every statement as an interval on
+// its connection ("conn N") with its snapshot instant and rows, every write
+// as an interval on "db" ("commit #N ..."; Commit.Event and CommitEvent
+// name it, for a check to blame), and every fault injected.
+//
 // Every random choice comes from the run's world source (sim.Sim.Rand), so a
 // seed reproduces the same latencies and faults. Swarm picks a fault plan
 // per seed; its String goes in the run header (sim.Sim.Note).

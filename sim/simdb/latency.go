@@ -57,16 +57,30 @@ func (l Latency) Validate() error {
 // that turning the tail on or off does not shift the rest of a seed's
 // random stream more than necessary.
 func (l Latency) Draw(r *rand.Rand) (d time.Duration, slow bool) {
-	tail := r.Float64()
-	if l.SlowProb > 0 && tail < l.SlowProb {
-		return uniform(r, l.SlowMin, l.SlowMax), true
+	base, tail, slow := l.draw(r)
+	if slow {
+		return tail, true
 	}
-	return uniform(r, l.BaseMin, l.BaseMax), false
+	return base, false
 }
 
-// uniform draws from [lo, hi]; it always consumes one value from r.
-func uniform(r *rand.Rand, lo, hi time.Duration) time.Duration {
+// draw makes Draw's two draws and returns both readings of them: the base
+// latency and, when the draw picked the slow tail, the slow one. A caller
+// that drops the slow tail as a fault (sim.Keep) falls back to the base
+// latency without drawing again, so the rest of the world's stream stays
+// where it was.
+func (l Latency) draw(r *rand.Rand) (base, tail time.Duration, slow bool) {
+	t := r.Float64()
 	v := r.Uint64()
+	base = pick(v, l.BaseMin, l.BaseMax)
+	if l.SlowProb > 0 && t < l.SlowProb {
+		return base, pick(v, l.SlowMin, l.SlowMax), true
+	}
+	return base, 0, false
+}
+
+// pick maps the drawn value v into [lo, hi].
+func pick(v uint64, lo, hi time.Duration) time.Duration {
 	if hi <= lo {
 		return lo
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/windtunnel/windtunnel/sim"
 )
@@ -64,10 +65,16 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	if err := s.Sleep(ctx, lat); err != nil {
 		db.m.canceled.Inc()
 		s.Tracef("simdb %s on conn %d canceled after %v: %v", name, c.id, s.Now().Sub(start), err)
+		if s.Recording() {
+			s.Interval(start, connName(c.id), "%s snapshot +%v, canceled: %v", name, start.Sub(sim.Epoch), err)
+		}
 		return zero, err
 	}
 	if errInjected != nil {
 		s.Tracef("simdb %s on conn %d failed after %v: %v", name, c.id, lat, errInjected)
+		if s.Recording() {
+			s.Interval(start, connName(c.id), "%s failed: %v", name, errInjected)
+		}
 		return zero, errInjected
 	}
 	n := 0
@@ -79,5 +86,11 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	}
 	db.m.rows.With(name).Add(int64(n))
 	s.Tracef("simdb %s on conn %d: snapshot +%v, %v, %d rows", name, c.id, start.Sub(sim.Epoch), lat, n)
+	if s.Recording() {
+		s.Interval(start, connName(c.id), "%s snapshot +%v, %d rows", name, start.Sub(sim.Epoch), n)
+	}
 	return r, nil
 }
+
+// connName is a connection's object in the run's record.
+func connName(id int) string { return "conn " + strconv.Itoa(id) }

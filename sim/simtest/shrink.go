@@ -1,7 +1,6 @@
 package simtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
-	"github.com/windtunnel/windtunnel/sim/interleave"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 )
 
@@ -79,41 +77,27 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	cfg := base
 	cfg.ReplayChoices, cfg.Choices = true, out.Choices
 	cfg.Strategy = sim.Replay(out.Decisions)
-	cfg.Record = true
-	var trace bytes.Buffer
-	cfg.TraceOut = &trace
-	res, _, shrunkFailure := h.runConfig(cfg)
-	if res.Hash != out.Result.Hash || shrink.Signature(shrunkFailure) != out.Signature {
+	replay := filepath.Join(dir, "replay.txt")
+	pkg, run := packagePath(), runPattern(t.Name())
+	command := fmt.Sprintf("go test %s -run %s -sim.replay=%s -v", pkg, run, replay)
+	ex, exErr := h.explain(cfg, dir, fmt.Sprintf("seed %#x, shrunk", ps.seed), command)
+	res, shrunkFailure, table := ex.Result, ex.Failure, ex.Text
+	if exErr == nil && (res.Hash != out.Result.Hash || shrink.Signature(shrunkFailure) != out.Signature) {
 		return fail(fmt.Errorf("the recorded re-run of the shrunk run diverged (hash %#x vs %#x): the test is not deterministic", res.Hash, out.Result.Hash))
 	}
-	step := int64(0)
-	if f := res.Failure(); f != nil {
-		step = f.Step
+	if ex.Table == "" {
+		return fail(exErr)
 	}
-	table := interleave.String(res.Record, interleave.Options{Failure: shrunkFailure, FailureStep: step})
 	rf := replayFile{Test: h.t.Name(), Seed: ps.seed, Strategy: "replay(shrunk)", StepTime: h.st.stepTime,
 		MaxSteps: h.st.maxSteps, Commit: headCommit(), Choices: out.Choices, Decisions: out.Decisions}
 	if out.Choices == nil {
 		rf.Choices = []uint64{}
 	}
-	replay := filepath.Join(dir, "replay.txt")
-	tablePath := filepath.Join(dir, "interleaving.txt")
-	tracePath := filepath.Join(dir, "trace.txt")
-	for _, w := range []struct {
-		path string
-		err  func() error
-	}{
-		{replay, func() error { return writeReplay(replay, rf) }},
-		{tablePath, func() error { return os.WriteFile(tablePath, []byte(table), 0o644) }},
-		{tracePath, func() error { return os.WriteFile(tracePath, trace.Bytes(), 0o644) }},
-	} {
-		if err := w.err(); err != nil {
-			return fail(err)
-		}
+	if err := writeReplay(replay, rf); err != nil {
+		return fail(err)
 	}
-	pkg, run := packagePath(), runPattern(t.Name())
-	command := fmt.Sprintf("go test %s -run %s -sim.replay=%s -v", pkg, run, replay)
-	page, pageErr := writeTimeline(dir, h.t.Name(), ps.seed, shrunkFailure, res, trace.String(), command)
+	page, pageErr := ex.Timeline, exErr
+	tablePath := ex.Table
 
 	sum.Signature, sum.Failure = out.Signature, firstLine(shrunkFailure)
 	sum.Before, sum.After = out.Before, out.After

@@ -123,6 +123,8 @@ func (r SeedRun[R]) Passed() bool { return r.Failure == "" }
 type Results[R any] struct {
 	Summary
 	Runs []SeedRun[R]
+
+	h *harness // for Explain
 }
 
 // SeedAt returns the i-th regular seed of a test. Seeds are spread over the
@@ -160,7 +162,7 @@ func Seeds[R any](t *testing.T, opts Options, body func(s *sim.Sim) (R, error)) 
 	t.Helper()
 	h := &harness{t: t, opts: opts, top: strings.SplitN(t.Name(), "/", 2)[0]}
 	h.body = func(s *sim.Sim) (any, error) { return body(s) }
-	out := Results[R]{Summary: Summary{Test: t.Name()}}
+	out := Results[R]{Summary: Summary{Test: t.Name()}, h: h}
 	if !h.setup() {
 		return out
 	}

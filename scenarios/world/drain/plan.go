@@ -8,6 +8,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/stats"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // Plan is a workload: preloaded points, then recorder, drainer, pruner and
@@ -98,7 +99,11 @@ func (w *World) Run(p Plan) {
 		s.Go(task, func() {
 			defer wg.Done()
 			for range p.RecordsEach {
-				check(w.Record(task, keys[s.Rand().IntN(len(keys))], w.Stamps.Next(s.Rand())))
+				key := keys[s.Rand().IntN(len(keys))]
+				ts := w.Stamps.Next(s.Rand())
+				if s.Keep(sim.KeepOperation) {
+					check(w.Record(task, key, ts))
+				}
 				w.pause(p.Pause)
 			}
 		})
@@ -112,12 +117,15 @@ func (w *World) Run(p Plan) {
 				for range s.Rand().IntN(p.DrainDelay + 1) {
 					w.pause(p.Pause)
 				}
-				if p.Buckets {
-					check(w.DrainBuckets(ctx, task, w.Cutoff()))
-				} else {
-					check(w.Drain(ctx, task, w.Cutoff()))
+				cutoff := w.Cutoff()
+				if s.Keep(sim.KeepOperation) {
+					if p.Buckets {
+						check(w.DrainBuckets(ctx, task, cutoff))
+					} else {
+						check(w.Drain(ctx, task, cutoff))
+					}
 				}
-				if p.SnapshotAfterDrain {
+				if p.SnapshotAfterDrain && s.Keep(sim.KeepOperation) {
 					check(w.Snapshot(task))
 				}
 			}
@@ -130,7 +138,10 @@ func (w *World) Run(p Plan) {
 			for range p.Prunes {
 				w.pause(p.Pause)
 				from := w.Stamps.Base - int64(20*time.Second)
-				check(w.Prune("pruner", from+s.Rand().Int64N(w.PruneHorizon-from+1)))
+				cutoff := from + s.Rand().Int64N(w.PruneHorizon-from+1)
+				if s.Keep(sim.KeepOperation) {
+					check(w.Prune("pruner", cutoff))
+				}
 			}
 		})
 	}
@@ -148,7 +159,9 @@ func (w *World) Run(p Plan) {
 				if from == to || s.Rand().IntN(4) == 0 {
 					from, to = w.Stamps.Base-int64(time.Hour), w.Stamps.Base+int64(240*time.Hour)
 				}
-				check(w.Query("querier", key, from, to))
+				if s.Keep(sim.KeepOperation) {
+					check(w.Query("querier", key, from, to))
+				}
 			}
 		})
 	}
@@ -198,6 +211,15 @@ func (w *World) startWorker(wp *WorkerPlan) {
 		fail := ""
 		if wp.Fail != nil {
 			fail = wp.Fail(n)
+		}
+		// An injected failure is a fault a shrinker may drop: the cycle
+		// then drains as usual.
+		if fail != "" {
+			if !s.Keep(sim.KeepFault) {
+				fail = ""
+			} else if s.Recording() {
+				s.Injected("flush cycle %d fails: %s", n, fail)
+			}
 		}
 		switch fail {
 		case "panic":

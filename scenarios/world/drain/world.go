@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/windtunnel/windtunnel/checks"
@@ -64,8 +67,9 @@ type World struct {
 	Width int64
 
 	clock    int64
-	lastHook rt.Event   // set when the records of the latest hook are done
-	pending  []rt.Event // set when other operations issued at hooks are done
+	events   []sim.EventID // each op's answer in the run's record, parallel to Ops
+	lastHook rt.Event      // set when the records of the latest hook are done
+	pending  []rt.Event    // set when other operations issued at hooks are done
 	values   float64
 	recorded []int64            // timestamps recorded so far, for cutoffs
 	byKey    map[string][]int64 // the same per key, for query bounds; looked up only
@@ -128,17 +132,64 @@ func (w *World) tick() int64 {
 	return w.clock
 }
 
-func (w *World) call(op *Op) {
+// call stamps op's invocation and records it in the run's record (every
+// operation counts in Result.Operations); ret takes what call returned.
+func (w *World) call(op *Op) sim.EventID {
 	op.Call = w.tick()
 	op.WritesAtCall = w.Probe.Writes()
+	s := w.S
+	if !s.Recording() {
+		s.OpBegin("")
+		return sim.NoEvent
+	}
+	return s.OpBegin("%s", describeCall(op))
 }
 
-func (w *World) ret(op Op) Op {
+func (w *World) ret(op Op, begin sim.EventID) Op {
 	op.Return = w.tick()
 	op.Writes = w.Probe.Writes()
 	op.ID = len(w.Ops)
 	w.Ops = append(w.Ops, op)
+	ev := sim.NoEvent
+	if begin != sim.NoEvent {
+		if op.Err != nil {
+			ev = w.S.OpEnd(begin, "%s: %v", op, op.Err)
+		} else {
+			ev = w.S.OpEnd(begin, "%s", op)
+		}
+	}
+	w.events = append(w.events, ev)
 	return op
+}
+
+// describeCall renders an operation at its invocation, for the record.
+func describeCall(op *Op) string {
+	in := op.In
+	switch op.Kind {
+	case KindRecord:
+		return fmt.Sprintf("%s: record(%s, %d, %g)", op.Task, in.Key, in.TS, in.Value)
+	case KindDrain:
+		if op.Aggregated {
+			return fmt.Sprintf("%s: drain buckets(< %d)", op.Task, in.Cutoff)
+		}
+		return fmt.Sprintf("%s: drain(< %d)", op.Task, in.Cutoff)
+	case KindPrune:
+		return fmt.Sprintf("%s: prune(< %d)", op.Task, in.Cutoff)
+	case KindQuery:
+		return fmt.Sprintf("%s: query(%s, [%d, %d))", op.Task, in.Key, in.From, in.To)
+	case KindSnapshot:
+		return fmt.Sprintf("%s: snapshot", op.Task)
+	}
+	return fmt.Sprintf("%s: %v", op.Task, op.Kind)
+}
+
+// Event returns the recorded answer of operation id (Op.ID), or
+// sim.NoEvent.
+func (w *World) Event(id int) sim.EventID {
+	if id < 0 || id >= len(w.events) {
+		return sim.NoEvent
+	}
+	return w.events[id]
 }
 
 // Record records one point with a fresh, unique value (the record's number),
@@ -149,13 +200,13 @@ func (w *World) record(task, key string, ts int64, hook int) Op {
 	w.values++
 	op := Op{Task: task, Kind: KindRecord, Yield: hook,
 		In: model.CollectorInput{Op: model.OpRecord, Key: key, TS: ts, Value: w.values}}
-	w.call(&op)
+	begin := w.call(&op)
 	op.Err = w.C.Record(key, at(ts), op.In.Value)
 	if hook == 0 {
 		w.recorded = append(w.recorded, ts)
 		w.byKey[key] = append(w.byKey[key], ts)
 	}
-	return w.ret(op)
+	return w.ret(op, begin)
 }
 
 // Preload records n points per key, keys interleaved at random, into
@@ -207,19 +258,19 @@ func (w *World) preload(n int, roundRobin bool) {
 // Drain drains with DrainPoints and records the drained points.
 func (w *World) Drain(ctx context.Context, task string, cutoff int64) Op {
 	op := Op{Task: task, Kind: KindDrain, In: model.CollectorInput{Op: model.OpDrain, Cutoff: cutoff}}
-	w.call(&op)
+	begin := w.call(&op)
 	bs, st, err := w.C.DrainPoints(ctx, at(cutoff))
 	op.Out.Points, op.Stats, op.Err = ToModel(bs), counts(st), err
-	return w.ret(op)
+	return w.ret(op, begin)
 }
 
 // DrainBuckets drains with Drain and records the buckets.
 func (w *World) DrainBuckets(ctx context.Context, task string, cutoff int64) Op {
 	op := Op{Task: task, Kind: KindDrain, Aggregated: true, In: model.CollectorInput{Op: model.OpDrain, Cutoff: cutoff}}
-	w.call(&op)
+	begin := w.call(&op)
 	bs, st, err := w.C.Drain(ctx, at(cutoff))
 	op.Buckets, op.Stats, op.Err = ToBuckets(bs), counts(st), err
-	return w.ret(op)
+	return w.ret(op, begin)
 }
 
 // ToBuckets converts flush buckets to the model's.
@@ -246,17 +297,56 @@ func (w *World) History() *checks.CollectorHistory {
 }
 
 // Check judges the world's history with checks.CheckCollector, with the
-// limits the caller takes from the claims table.
+// limits the caller takes from the claims table. In a recorded run, the
+// first violation of each claim that names an operation ("#N ...") is
+// blamed on that operation's answer.
 func Check(w *World, lim checks.CollectorLimits) *checks.CollectorReport {
-	return checks.CheckCollector(w.History(), lim)
+	r := checks.CheckCollector(w.History(), lim)
+	w.blame(r.Violations.Of())
+	return r
+}
+
+// blame attaches the first violation of each claim to the operation it
+// names, in a recorded run.
+func (w *World) blame(vs []checks.Violation) {
+	if !w.S.Recording() {
+		return
+	}
+	var seen []string
+	for _, v := range vs {
+		if slices.Contains(seen, v.Claim) {
+			continue
+		}
+		id, ok := opNamed(v.Msg)
+		if !ok {
+			continue
+		}
+		seen = append(seen, v.Claim)
+		w.S.Blame(w.Event(id), "%s", v)
+	}
+}
+
+// opNamed reads the operation a violation's message begins with
+// (CollectorOp.String: "#12 drainer-0: ...").
+func opNamed(msg string) (int, bool) {
+	rest, ok := strings.CutPrefix(msg, "#")
+	if !ok {
+		return 0, false
+	}
+	n, _, ok := strings.Cut(rest, " ")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.Atoi(n)
+	return id, err == nil
 }
 
 // Prune prunes and records the count.
 func (w *World) Prune(task string, cutoff int64) Op {
 	op := Op{Task: task, Kind: KindPrune, In: model.CollectorInput{Op: model.OpPrune, Cutoff: cutoff}}
-	w.call(&op)
+	begin := w.call(&op)
 	op.Out.Count, op.Err = w.C.Prune(at(cutoff))
-	return w.ret(op)
+	return w.ret(op, begin)
 }
 
 // Query queries one key and records the points.
@@ -264,21 +354,21 @@ func (w *World) Query(task, key string, from, to int64) Op { return w.query(task
 
 func (w *World) query(task, key string, from, to int64, hook int) Op {
 	op := Op{Task: task, Kind: KindQuery, Yield: hook, In: model.CollectorInput{Op: model.OpQuery, Key: key, From: from, To: to}}
-	w.call(&op)
+	begin := w.call(&op)
 	pts, err := w.C.Query(key, at(from), at(to))
 	for _, p := range pts {
 		op.Out.Points = append(op.Out.Points, model.Point{Key: key, TS: p.TS, Value: p.Value})
 	}
 	op.Err = err
-	return w.ret(op)
+	return w.ret(op, begin)
 }
 
 // Snapshot records every buffered point.
 func (w *World) Snapshot(task string) Op {
 	op := Op{Task: task, Kind: KindSnapshot}
-	w.call(&op)
+	begin := w.call(&op)
 	op.Snapshot = ToModel(w.C.Snapshot())
-	return w.ret(op)
+	return w.ret(op, begin)
 }
 
 // CheckInvariants checks the collector's structural invariants (DR-6) and

@@ -172,7 +172,25 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 					if conns[st.conn].Thread != t {
 						continue
 					}
-					if err := applyOp(c, refs[t], &wc[st.conn], &rc[st.conn], st.op, now); err != nil && opErr == nil {
+					// A scripted operation is one a shrinker may drop.
+					if !s.Keep(sim.KeepOperation) {
+						continue
+					}
+					op := sim.NoEvent
+					if s.Recording() {
+						op = s.OpBegin("net-%d script conn %d: %v %v", t, st.conn, st.op.Kind, st.op.D)
+					} else {
+						s.OpBegin("")
+					}
+					err := applyOp(c, refs[t], &wc[st.conn], &rc[st.conn], st.op, now)
+					if op != sim.NoEvent {
+						if err != nil {
+							s.OpEnd(op, "error: %v", err)
+						} else {
+							s.OpEnd(op, "ok")
+						}
+					}
+					if err != nil && opErr == nil {
 						opErr = fmt.Errorf("connection %d: %v: %w", st.conn, st.op.Kind, err)
 					}
 					if wc[st.conn] != nil && int(wc[st.conn].ID()) > len(ids[t]) {

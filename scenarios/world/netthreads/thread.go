@@ -9,6 +9,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/model"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // event converts a cop's timeout into the checkers' record.
@@ -137,10 +138,48 @@ func (th *Thread) sync(t0 time.Duration, op string) {
 	th.flush(t0)
 }
 
+// opBegin records the invocation of one operation on the thread's cop (and
+// counts it); the typed parameters keep a run that does not record from
+// formatting or boxing anything. i < 0 is an open.
+func (th *Thread) opBegin(what string, i int, d time.Duration) sim.EventID {
+	s := th.w.s
+	if !s.Recording() {
+		s.OpBegin("")
+		return sim.NoEvent
+	}
+	switch {
+	case i < 0:
+		return s.OpBegin("net-%d %s", th.Index, what)
+	case d != 0:
+		return s.OpBegin("net-%d %s conn %d %v", th.Index, what, i+1, d)
+	}
+	return s.OpBegin("net-%d %s conn %d", th.Index, what, i+1)
+}
+
+// opEnd records the answer of the operation begun as op and makes it the
+// event the checks that follow blame (see World.violate); restore the
+// previous one with the returned value.
+func (th *Thread) opEnd(op sim.EventID, err error, answer string) (prev sim.EventID) {
+	w := th.w
+	prev = w.blameOn
+	if op == sim.NoEvent {
+		return prev
+	}
+	if err != nil {
+		w.blameOn = w.s.OpEnd(op, "error: %v", err)
+	} else {
+		w.blameOn = w.s.OpEnd(op, "%s", answer)
+	}
+	return prev
+}
+
 // openConn opens a connection on both cops and returns its index. With a
 // full queue both evict a connection (TW-10): the wheel cop reports it
 // through the callback before Open returns, the reference returns it.
+// Callers ask sim.Keep(sim.KeepOperation) first: an open a shrinker drops
+// is not made at all.
 func (th *Thread) openConn() int {
+	op := th.opBegin("open", -1, 0)
 	t0 := th.w.now()
 	th.flush(t0) // the wheel passed at t0's passes already: the world acts only after them
 	victim := th.Ref.NextEviction()
@@ -148,6 +187,15 @@ func (th *Thread) openConn() int {
 	c := th.H.Open()
 	th.sync(t0, "open")
 	r, evicted := th.Ref.Open(th.w.at(t0))
+	answer := ""
+	if op != sim.NoEvent {
+		answer = fmt.Sprintf("conn %d", c.ID())
+		if evicted != nil {
+			answer += fmt.Sprintf(", evicting conn %d", evicted.ID)
+		}
+	}
+	prev := th.opEnd(op, nil, answer)
+	defer func() { th.w.blameOn = prev }()
 	if c.ID() != r.ID() {
 		th.w.violate("harness", "thread %d: connection ids diverge: wheel %d, reference %d", th.Index, c.ID(), r.ID())
 	}
@@ -197,12 +245,19 @@ func (th *Thread) shortenedBelow(i int, held time.Time, was bool, inCallback boo
 }
 
 // setInactivity arms (d > 0) or disarms connection i's inactivity timeout.
+// Like every operation on a connection (setActive, activity, closeConn), it
+// is one a shrinker may drop (sim.Keep): then neither cop sees it.
 func (th *Thread) setInactivity(i int, d time.Duration) {
+	if !th.w.s.Keep(sim.KeepOperation) {
+		return
+	}
+	op := th.opBegin("set-inactivity", i, d)
 	held, was := th.conns[i].WheelDeadline()
 	t0 := th.w.now()
 	err := th.H.SetInactivityTimeout(th.conns[i], d)
 	th.sync(t0, "set-inactivity")
 	rerr := th.Ref.SetInactivityTimeout(th.refs[i], th.w.at(t0), d)
+	prev := th.opEnd(op, err, "ok")
 	th.sameErr("SetInactivityTimeout", i, err, rerr)
 	if err == nil {
 		th.info[i].idle, th.info[i].longIdle = d, d > th.ring()
@@ -210,15 +265,21 @@ func (th *Thread) setInactivity(i int, d time.Duration) {
 	th.w.stats.Ops++
 	th.shortenedBelow(i, held, was, th.inCallback)
 	th.checkConn(i, "set-inactivity", true)
+	th.w.blameOn = prev
 }
 
 // setActive arms (d > 0) or disarms connection i's active timeout.
 func (th *Thread) setActive(i int, d time.Duration) {
+	if !th.w.s.Keep(sim.KeepOperation) {
+		return
+	}
+	op := th.opBegin("set-active", i, d)
 	held, was := th.conns[i].WheelDeadline()
 	t0 := th.w.now()
 	err := th.H.SetActiveTimeout(th.conns[i], d)
 	th.sync(t0, "set-active")
 	rerr := th.Ref.SetActiveTimeout(th.refs[i], th.w.at(t0), d)
+	prev := th.opEnd(op, err, "ok")
 	th.sameErr("SetActiveTimeout", i, err, rerr)
 	if err == nil {
 		th.info[i].longActive = d > th.ring()
@@ -226,11 +287,16 @@ func (th *Thread) setActive(i int, d time.Duration) {
 	th.w.stats.Ops++
 	th.shortenedBelow(i, held, was, th.inCallback)
 	th.checkConn(i, "set-active", true)
+	th.w.blameOn = prev
 }
 
 // activity records network activity on connection i: the inactivity
 // deadline moves later, the wheel is not touched (TW-1).
 func (th *Thread) activity(i int) {
+	if !th.w.s.Keep(sim.KeepOperation) {
+		return
+	}
+	op := th.opBegin("activity", i, 0)
 	t0 := th.w.now()
 	if at, held := th.conns[i].WheelDeadline(); held && !at.After(th.w.at(t0)) && !th.refs[i].InactivityDeadline().IsZero() {
 		// The wheel's deadline for it has passed: its bucket comes due at
@@ -240,22 +306,30 @@ func (th *Thread) activity(i int) {
 	th.H.NetActivity(th.conns[i])
 	th.sync(t0, "activity")
 	th.Ref.NetActivity(th.refs[i], th.w.at(t0))
+	prev := th.opEnd(op, nil, "ok")
 	th.w.stats.Ops++
 	th.w.stats.Activity++
 	th.checkConn(i, "activity", true)
+	th.w.blameOn = prev
 }
 
 // closeConn closes connection i on both cops. compare is false inside a
 // timeout callback, where the wheel may still owe continuations that the
 // reference's pass has already done.
 func (th *Thread) closeConn(i int, compare bool) {
+	if !th.w.s.Keep(sim.KeepOperation) {
+		return
+	}
+	op := th.opBegin("close", i, 0)
 	t0 := th.w.now()
 	th.H.Close(th.conns[i])
 	th.sync(t0, "close")
 	th.Ref.Close(th.refs[i])
+	prev := th.opEnd(op, nil, "closed")
 	th.forget(i)
 	th.w.stats.Ops++
 	th.checkConn(i, "close", compare)
+	th.w.blameOn = prev
 }
 
 func (th *Thread) sameErr(op string, i int, err, rerr error) {

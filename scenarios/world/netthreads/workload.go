@@ -3,6 +3,8 @@ package netthreads
 import (
 	"context"
 	"time"
+
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // work is one worker task: Ops random operations on the thread's
@@ -117,6 +119,9 @@ func (th *Thread) openBurst() {
 	d := th.pickDeadline() - w.now()
 	active := rnd.IntN(2) == 0
 	for range n { // no time passes between these: one deadline
+		if !w.s.Keep(sim.KeepOperation) {
+			continue
+		}
 		i := th.openConn()
 		if active {
 			th.setActive(i, d)

@@ -36,6 +36,9 @@ type World struct {
 	// checked by the callbacks and the final checks.
 	workersDone bool
 	failFast    []string
+	// blameOn is the recorded answer of the operation whose checks run now:
+	// the first violation of a claim is blamed on it (sim.NoEvent: none).
+	blameOn sim.EventID
 }
 
 // New builds a world on s; nothing runs until Run.
@@ -43,7 +46,7 @@ func New(s *sim.Sim, cfg Config) (*World, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &World{s: s, cfg: cfg}
+	w := &World{s: s, cfg: cfg, blameOn: sim.NoEvent}
 	for i, tc := range cfg.Threads {
 		th, err := newThread(w, i, tc)
 		if err != nil {
@@ -63,6 +66,9 @@ func (w *World) at(d time.Duration) time.Time { return epoch.Add(d) }
 func (w *World) violate(claim, format string, a ...any) {
 	if !w.viol.Add(claim, checks.At(w.now()), format, a...) {
 		return
+	}
+	if w.blameOn != sim.NoEvent && w.viol.Count(claim) == 1 {
+		w.s.Blame(w.blameOn, "%s: %s", claim, fmt.Sprintf(format, a...))
 	}
 	if claim == "harness" || contains(w.failFast, claim) {
 		vs := w.viol.Of(claim)
@@ -116,7 +122,9 @@ func (w *World) Run() error {
 			defer workers.Done()
 			w.sleepUntil(ctx, w.cfg.Plan.NextOp(0))
 			for range w.cfg.Conns {
-				th.arm(th.openConn())
+				if s.Keep(sim.KeepOperation) {
+					th.arm(th.openConn())
+				}
 			}
 			for k := range w.cfg.Workers {
 				workers.Add(1)
@@ -142,6 +150,18 @@ func (w *World) Run() error {
 	}
 	for _, p := range w.cfg.Plan.Pauses {
 		w.sleepUntil(ctx, p.Stop)
+		// A pause (or clock jump) is a fault a shrinker may drop: the cops
+		// then run through it (the workload stays frozen all the same).
+		if !s.Keep(sim.KeepFault) {
+			continue
+		}
+		if s.Recording() {
+			jump := ""
+			if p.Restart%w.cfg.Plan.Tick != 0 {
+				jump = ", off the tick grid (a clock jump)"
+			}
+			s.Injected("every cop stops at +%v and restarts at +%v%s", p.Stop, p.Restart, jump)
+		}
 		w.pause(ctx, p.Restart, false)
 	}
 	if err := workers.Wait(context.Background()); err != nil {

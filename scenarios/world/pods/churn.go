@@ -2,11 +2,13 @@ package pods
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // Churn is a randomized workload on one community: admins revoke and restore
@@ -126,6 +128,23 @@ func (c Churn) TrackAll(w *World) error {
 
 func pick[T any](w *World, xs []T) T { return xs[w.S.Rand().IntN(len(xs))] }
 
+// cancelled returns the context of one client request: with probability
+// prob (a fault: sim.Keep may drop it) one that ends a random 0–20 ms from
+// now, else ctx itself. The draws are the same whether the fault is kept.
+func (w *World) cancelled(ctx context.Context, prob float64) (context.Context, context.CancelFunc) {
+	s := w.S
+	if s.Rand().Float64() < prob {
+		d := time.Duration(s.Rand().Int64N(int64(20 * time.Millisecond)))
+		if s.Keep(sim.KeepFault) {
+			if s.Recording() {
+				s.Injected("the next request's context ends after %v", d)
+			}
+			return s.WithTimeout(ctx, d)
+		}
+	}
+	return ctx, func() {}
+}
+
 func (w *World) pause(ctx context.Context, max time.Duration) {
 	if max > 0 {
 		_ = w.S.Sleep(ctx, time.Duration(w.S.Rand().Int64N(int64(max))))
@@ -139,7 +158,7 @@ func (c Churn) Run(ctx context.Context, w *World) (errs int) {
 	s := w.S
 	wg := s.NewWaitGroup("churn")
 	count := func(err error) {
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrSkipped) {
 			errs++
 		}
 	}
@@ -177,10 +196,7 @@ func (c Churn) Run(ctx context.Context, w *World) (errs int) {
 			defer wg.Done()
 			for range c.Reads {
 				w.pause(ctx, c.ReaderPause)
-				rctx, cancel := ctx, context.CancelFunc(func() {})
-				if s.Rand().Float64() < c.CancelProb {
-					rctx, cancel = s.WithTimeout(ctx, time.Duration(s.Rand().Int64N(int64(20*time.Millisecond))))
-				}
+				rctx, cancel := w.cancelled(ctx, c.CancelProb)
 				pod := pick(w, w.Pods)
 				switch s.Rand().IntN(3) {
 				case 0:

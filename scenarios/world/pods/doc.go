@@ -13,6 +13,14 @@
 // Race, directed), exposes what happened (History, Tracker.Truth) and
 // reports what its own checks find as checks.Violations.
 //
+// Every client operation (World.Accessible, Granted, IsMember, Subscribe,
+// Write) asks sim.Sim.Keep(sim.KeepOperation) first and returns ErrSkipped
+// when a shrinker dropped it; restarts and cancelled requests are faults
+// (sim.KeepFault). A recorded run shows each operation from invocation to
+// answer (ReadOp.Event, WriteOp.Event and WriteOp.Commit name them), and
+// the staleness checks (World.Staleness) blame the worst read past the
+// window checked and the commit that made it stale.
+//
 // Everything here runs inside simulated tasks and follows the determinism
 // contract; the world is built from a *sim.Sim and its PRNG only.
 package pods

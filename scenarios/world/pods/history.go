@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/windtunnel/windtunnel/checks"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // Class says which claim a read serves.
@@ -51,6 +52,9 @@ type ReadOp struct {
 	// time, so the logical clock is the exact real-time order.
 	InvokeSeq, ReturnSeq int64
 	Granted              bool
+	// Event is the answer's event in the run's record (sim.NoEvent when
+	// the run keeps none), for the checks to blame.
+	Event sim.EventID
 }
 
 // WriteOp is a change of one key's truth by an admin, from the start of the
@@ -62,6 +66,9 @@ type WriteOp struct {
 	Call, Return       int64 // virtual ns
 	CallSeq, ReturnSeq int64 // logical order, as for ReadOp
 	Pod                int
+	// Event is the write's answer in the run's record and Commit its
+	// database commit (sim.NoEvent when the run keeps no record).
+	Event, Commit sim.EventID
 }
 
 // History is every answer and every truth-changing write of a run, bounded.
@@ -69,6 +76,7 @@ type History struct {
 	Reads  []ReadOp
 	Writes []WriteOp
 	max    int
+	s      *sim.Sim // the world's run, for blaming what a check finds; nil outside a world
 }
 
 // NewHistory returns a history that refuses to grow past maxOps operations.
@@ -167,6 +175,10 @@ func (h *History) StaleAfterWrite(key string) string {
 			}
 		}
 		if last != nil && !overlaps && r.Granted != last.Value {
+			if h.s != nil && h.s.Recording() {
+				h.s.Blame(r.Event, "not linearizable: read #%d of %s started after a write set it to %v and returned %v", i, key, last.Value, r.Granted)
+				h.s.Blame(last.Event, "made read #%d stale: it started after this write of %s completed", i, key)
+			}
 			return fmt.Sprintf("write: %s set %s to %v on pod %d, from +%v to +%v\nread:  %s, started after that write completed",
 				key, "granted", last.Value, last.Pod, nsDur(last.Call), nsDur(last.Return), h.Describe(i))
 		}

@@ -2,6 +2,7 @@ package pods
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -153,7 +154,7 @@ func (c MSChurn) Run(ctx context.Context, w *World) (errs int, err error) {
 	writePods, readPods := podsOf(w, c.WritePods), podsOf(w, c.ReadPods)
 	wg := s.NewWaitGroup("ms-churn")
 	count := func(err error) {
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrSkipped) {
 			errs++
 		}
 	}
@@ -185,10 +186,7 @@ func (c MSChurn) Run(ctx context.Context, w *World) (errs int, err error) {
 						if s.Elapsed() >= end {
 							return
 						}
-						rctx, cancel := ctx, context.CancelFunc(func() {})
-						if s.Rand().Float64() < c.CancelProb {
-							rctx, cancel = s.WithTimeout(ctx, time.Duration(s.Rand().Int64N(int64(20*time.Millisecond))))
-						}
+						rctx, cancel := w.cancelled(ctx, c.CancelProb)
 						if c.SubscribeProb > 0 && s.Rand().Float64() < c.SubscribeProb {
 							_, err := w.Subscribe(rctx, pod, client, c.Community, u, pick(w, c.Channels))
 							count(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/relay"
+	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 )
 
@@ -77,7 +78,17 @@ func (p *Pod) startRelay() error {
 
 // Restart empties the pod's caches, as a restarted relay process starts
 // cold. Requests in flight on the old caches finish on them.
+//
+// A restart is a fault a shrinker may drop (sim.Keep): then the pod keeps
+// its caches and Restart returns nil.
 func (p *Pod) Restart() error {
+	s := p.w.S
+	if !s.Keep(sim.KeepFault) {
+		return nil
+	}
+	if s.Recording() {
+		s.Injected("%s restarts with empty caches", p.Name)
+	}
 	p.Restarts++
 	p.w.S.Tracef("%s restarts with empty caches", p.Name)
 	return p.startRelay()

@@ -40,6 +40,9 @@ func (w *World) StalenessWhere(grants bool, within time.Duration, keep func(Read
 	if grants {
 		out.ClassReport = rep.Grant
 	}
+	// In a recorded run, mark the reads past the window and the commits
+	// that made them stale.
+	w.blameStaleness(out.ClassReport, grants, within)
 	// The cross-check covers both classes; it is only meaningful (and
 	// only cheap) when both hold the bound.
 	if !rep.Holds(within) {

@@ -7,6 +7,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // Family says which rule decides a key's truth.
@@ -57,16 +58,20 @@ func (k Key) eval(t *authztest.Tables) bool {
 // key on the committed state and commits the ones that changed, at the
 // write's commit instant.
 type Tracker struct {
-	keys  []Key
-	names []string
-	cur   []bool
-	index map[Key]int
-	truth checks.Truth
+	keys   []Key
+	names  []string
+	cur    []bool
+	index  map[Key]int
+	byName map[string]int
+	truth  checks.Truth
+	// events are each key's commits in the run's record, parallel to its
+	// commits in truth.
+	events [][]sim.EventID
 }
 
 // NewTracker returns a tracker with no keys.
 func NewTracker() *Tracker {
-	return &Tracker{index: map[Key]int{}, truth: checks.Truth{}}
+	return &Tracker{index: map[Key]int{}, byName: map[string]int{}, truth: checks.Truth{}}
 }
 
 // Track declares k with its value on t (the state before the workload).
@@ -80,9 +85,11 @@ func (tr *Tracker) Track(t *authztest.Tables, k Key) error {
 		return err
 	}
 	tr.index[k] = len(tr.keys)
+	tr.byName[name] = len(tr.keys)
 	tr.keys = append(tr.keys, k)
 	tr.names = append(tr.names, name)
 	tr.cur = append(tr.cur, v)
+	tr.events = append(tr.events, nil)
 	return nil
 }
 
@@ -92,9 +99,9 @@ type Changed struct {
 	Value bool
 }
 
-// afterWrite re-evaluates every key on t after a commit at atNs and returns
-// the keys that changed.
-func (tr *Tracker) afterWrite(t *authztest.Tables, atNs int64) ([]Changed, error) {
+// afterWrite re-evaluates every key on t after a commit at atNs (recorded
+// as ev) and returns the keys that changed.
+func (tr *Tracker) afterWrite(t *authztest.Tables, atNs int64, ev sim.EventID) ([]Changed, error) {
 	var out []Changed
 	for i, k := range tr.keys {
 		v := k.eval(t)
@@ -105,9 +112,20 @@ func (tr *Tracker) afterWrite(t *authztest.Tables, atNs int64) ([]Changed, error
 		if err := tr.truth.Commit(tr.names[i], atNs, v); err != nil {
 			return nil, err
 		}
+		tr.events[i] = append(tr.events[i], ev)
 		out = append(out, Changed{k, v})
 	}
 	return out, nil
+}
+
+// CommitEvent returns the recorded event of the commit that is the i-th
+// entry of key's truth (checks.Witness.EndIndex), or sim.NoEvent.
+func (tr *Tracker) CommitEvent(key string, i int) sim.EventID {
+	k, ok := tr.byName[key]
+	if !ok || i < 0 || i >= len(tr.events[k]) {
+		return sim.NoEvent
+	}
+	return tr.events[k][i]
 }
 
 // Truth returns the truth of every tracked key, for the checkers.

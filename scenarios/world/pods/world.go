@@ -2,7 +2,9 @@ package pods
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/accesschannels"
@@ -48,6 +50,10 @@ type World struct {
 	// Violations holds what the world's own checks found: every channel of
 	// another community an OC lookup returned (OC-10).
 	Violations checks.Violations
+	// Claim, if set, names the claim the run checks: what the world blames
+	// in a recorded run (a stale read, the commit that made it stale) is
+	// prefixed with it.
+	Claim string
 
 	cfg   Config
 	class map[Key]Class
@@ -80,6 +86,7 @@ func NewWorld(s *sim.Sim, cfg Config, tables authztest.Tables) (*World, error) {
 	}
 	cfg.DB.Statements = Statements
 	w := &World{S: s, Tracker: NewTracker(), History: NewHistory(cfg.MaxOps), cfg: cfg, class: map[Key]Class{}, flights: newInflight(s), lastCheck: map[podKey]answer{}}
+	w.History.s = s
 	// The database's hook is the configuration's, unless a directed
 	// workload (Race) takes over particular statements for a while.
 	base := cfg.DB.Hook
@@ -124,6 +131,90 @@ func (w *World) Track(k Key, c Class) error {
 // nowNs is the virtual time in ns since sim.Epoch.
 func (w *World) nowNs() int64 { return int64(w.S.Elapsed()) }
 
+// ErrSkipped is what a client operation returns when the run drops it
+// (sim.Sim.Keep answered false, in a replay a shrinker edited): it was not
+// issued, and nothing of it is in the history. A seed's own run never
+// drops one.
+var ErrSkipped = errors.New("pods: operation dropped by the run's choices")
+
+// opBegin records the invocation of a client operation (and counts it);
+// the typed parameters keep a run that does not record from formatting or
+// boxing anything.
+func (w *World) opBegin(what string, pod *Pod, client int, ids ...authz.ID) sim.EventID {
+	s := w.S
+	if !s.Recording() {
+		s.OpBegin("")
+		return sim.NoEvent
+	}
+	text := fmt.Sprintf("%s client %d: %s", pod.Name, client, what)
+	for _, id := range ids {
+		if !id.IsZero() {
+			text += " " + Short(id)
+		}
+	}
+	return s.OpBegin("%s", text)
+}
+
+// opEnd records the answer of the operation begun as op.
+func (w *World) opEnd(op sim.EventID, err error, answer string) sim.EventID {
+	if op == sim.NoEvent {
+		return sim.NoEvent
+	}
+	if err != nil {
+		return w.S.OpEnd(op, "error: %v", err)
+	}
+	return w.S.OpEnd(op, "%s", answer)
+}
+
+func grantText(ok bool) string {
+	if ok {
+		return "granted"
+	}
+	return "denied"
+}
+
+// blame attaches a finding to a recorded event, prefixed with the claim.
+func (w *World) blame(id sim.EventID, format string, a ...any) {
+	if id == sim.NoEvent {
+		return
+	}
+	if w.Claim != "" {
+		format = w.Claim + ": " + format
+	}
+	w.S.Blame(id, format, a...)
+}
+
+// blameStaleness marks, in a recorded run, the reads a staleness report
+// finds past the window checked (within): its witness, the worst read, and
+// the commit that made that read's answer false, and every phantom answer
+// it kept as an example.
+func (w *World) blameStaleness(c checks.ClassReport, grants bool, within time.Duration) {
+	if !w.S.Recording() {
+		return
+	}
+	kind := "deny"
+	if grants {
+		kind = "grant"
+	}
+	if wt := c.Witness; wt != nil && wt.Staleness > within && wt.Read.ID < len(w.History.Reads) {
+		bound := fmt.Sprintf("> %v", within)
+		if b := within + time.Nanosecond; within > 0 && b%time.Millisecond == 0 {
+			bound = fmt.Sprintf("≥ %v", b) // a half-open window: the bound minus 1 ns was checked
+		}
+		r := w.History.Reads[wt.Read.ID]
+		w.blame(r.Event, "%s-staleness %v %s: read #%d %s", kind, wt.Staleness, bound, wt.Read.ID, r.Key)
+		if wt.Ended {
+			w.blame(w.Tracker.CommitEvent(wt.Read.Key, wt.EndIndex), "made read #%d stale (%s-staleness %v of %s)", wt.Read.ID, kind, wt.Staleness, r.Key)
+		}
+	}
+	for _, p := range c.PhantomExamples {
+		if p.ID < len(w.History.Reads) {
+			r := w.History.Reads[p.ID]
+			w.blame(r.Event, "phantom %s: read #%d of %s was never true during its request", kind, p.ID, r.Key)
+		}
+	}
+}
+
 // Change is an admin's write.
 type Change uint8
 
@@ -153,11 +244,19 @@ func (c Change) String() string {
 // key is updated at the commit instant, and every key whose truth changed is
 // recorded as a write operation spanning the write and the local
 // invalidation.
+//
+// The write is a client operation a shrinker may drop (sim.Keep): then it
+// returns ErrSkipped and changes nothing.
 func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, community, user, channel authz.ID) error {
+	if !w.S.Keep(sim.KeepOperation) {
+		return ErrSkipped
+	}
+	op := w.opBegin(ch.String(), pod, client, community, user, channel)
 	start, startSeq := w.nowNs(), w.tick()
 	what := fmt.Sprintf("%s %s %s", ch, Short(channel), Short(user))
 	var changed []Changed
 	var werr error
+	commit := sim.NoEvent
 	_, err := w.DB.Write(ctx, what, func(t *authztest.Tables) {
 		switch ch {
 		case GrantMember, RemoveMember:
@@ -179,10 +278,12 @@ func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, comm
 			})
 		}
 		if werr == nil {
-			changed, werr = w.Tracker.afterWrite(t, int64(w.DB.CommitInstant().Sub(sim.Epoch)))
+			commit = w.DB.CommitEvent()
+			changed, werr = w.Tracker.afterWrite(t, int64(w.DB.CommitInstant().Sub(sim.Epoch)), commit)
 		}
 	})
 	if err != nil {
+		w.opEnd(op, err, "")
 		return err
 	}
 	if werr != nil {
@@ -201,11 +302,12 @@ func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, comm
 	perr := pod.Relay.Changed(ctx, msg)
 	w.flights.invalidated(pod.ID, msg)
 	end, endSeq := w.nowNs(), w.tick()
+	ev := w.opEnd(op, perr, "committed")
 	for _, c := range changed {
 		if w.History.full() {
 			w.S.Failf("pods: history limit of %d operations exceeded", w.cfg.MaxOps)
 		}
-		w.History.Writes = append(w.History.Writes, WriteOp{Key: c.Key, Value: c.Value, Call: start, Return: end, CallSeq: startSeq, ReturnSeq: endSeq, Pod: pod.ID})
+		w.History.Writes = append(w.History.Writes, WriteOp{Key: c.Key, Value: c.Value, Call: start, Return: end, CallSeq: startSeq, ReturnSeq: endSeq, Pod: pod.ID, Event: ev, Commit: commit})
 	}
 	return perr
 }
@@ -221,56 +323,84 @@ func (w *World) record(r ReadOp) {
 // records, for every tracked OC key of that reader, whether it was granted.
 // Any returned channel of another community is an OC-10 violation, kept in
 // CrossGrants.
+//
+// Every read (Accessible, Granted, IsMember, Subscribe) is a client
+// operation a shrinker may drop (sim.Keep): then it returns ErrSkipped
+// without asking the pod and records nothing.
 func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community, reader authz.ID) ([]authz.ID, error) {
+	if !w.S.Keep(sim.KeepOperation) {
+		return nil, ErrSkipped
+	}
+	op := w.opBegin("accessible", pod, client, community, reader)
 	invoke, iseq := w.nowNs(), w.tick()
 	ids, err := pod.OC.Accessible(ctx, community, reader)
 	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
+		w.opEnd(op, err, "")
 		return nil, err
 	}
+	answer := ""
+	if op != sim.NoEvent {
+		answer = fmt.Sprintf("%d channels", len(ids))
+	}
+	ev := w.opEnd(op, nil, answer)
 	t := w.DB.State()
 	for _, id := range ids {
 		if c, ok := t.Channel(id); !ok || c.Community != community {
-			w.Violations.Add("OC-10", checks.Instant(ret), "pod %d granted %s of another community to %s in %s at +%v",
-				pod.ID, Short(id), Short(reader), Short(community), nsDur(ret))
+			if w.Violations.Add("OC-10", checks.Instant(ret), "pod %d granted %s of another community to %s in %s at +%v",
+				pod.ID, Short(id), Short(reader), Short(community), nsDur(ret)) {
+				w.S.Blame(ev, "OC-10: granted %s of another community", Short(id))
+			}
 		}
 	}
 	for _, k := range w.Tracker.keys {
 		if k.Family != OC || k.Community != community || k.Subject != reader {
 			continue
 		}
-		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: containsID(ids, k.Channel)})
+		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: containsID(ids, k.Channel), Event: ev})
 	}
 	return ids, nil
 }
 
 // Granted asks pod whether reader may access one channel, and records it.
 func (w *World) Granted(ctx context.Context, pod *Pod, client int, community, reader, channel authz.ID) (bool, error) {
+	if !w.S.Keep(sim.KeepOperation) {
+		return false, ErrSkipped
+	}
+	op := w.opBegin("granted", pod, client, community, reader, channel)
 	invoke, iseq := w.nowNs(), w.tick()
 	ok, err := pod.OC.Granted(ctx, community, reader, channel)
 	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
+		w.opEnd(op, err, "")
 		return false, err
 	}
+	ev := w.opEnd(op, nil, grantText(ok))
 	k := Key{Family: OC, Community: community, Subject: reader, Channel: channel}
 	if w.Tracker.Tracked(k) {
-		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok})
+		w.record(ReadOp{Key: k, Class: w.class[k], Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok, Event: ev})
 	}
 	return ok, nil
 }
 
 // IsMember asks pod's membership cache about one channel, and records it.
 func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
+	if !w.S.Keep(sim.KeepOperation) {
+		return false, ErrSkipped
+	}
+	op := w.opBegin("is-member", pod, client, community, user, channel)
 	invoke, iseq := w.nowNs(), w.tick()
 	ok, err := pod.MS.IsMember(ctx, community, user, channel)
 	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
+		w.opEnd(op, err, "")
 		return false, err
 	}
+	ev := w.opEnd(op, nil, grantText(ok))
 	k := Key{Family: MS, Community: community, Subject: user, Channel: channel}
 	if w.Tracker.Tracked(k) {
 		w.lastCheck[podKey{pod.ID, k}] = map[bool]answer{true: granted, false: denied}[ok]
-		w.record(ReadOp{Key: k, Class: Membership, Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok})
+		w.record(ReadOp{Key: k, Class: Membership, Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok, Event: ev})
 	}
 	return ok, nil
 }
@@ -280,18 +410,24 @@ func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, u
 // A grant after the pod's latest write check of the key denied it is a
 // subscription that confirmed a membership the snapshot lacked.
 func (w *World) Subscribe(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
+	if !w.S.Keep(sim.KeepOperation) {
+		return false, ErrSkipped
+	}
+	op := w.opBegin("subscribe", pod, client, community, user, channel)
 	invoke, iseq := w.nowNs(), w.tick()
 	ok, err := pod.MS.Subscribe(ctx, community, user, channel)
 	ret, rseq := w.nowNs(), w.tick()
 	if err != nil {
+		w.opEnd(op, err, "")
 		return false, err
 	}
+	ev := w.opEnd(op, nil, grantText(ok))
 	k := Key{Family: MS, Community: community, Subject: user, Channel: channel}
 	if w.Tracker.Tracked(k) {
 		if ok && w.lastCheck[podKey{pod.ID, k}] == denied {
 			w.S.Probe(ProbeSubscriptionConfirmedMember)
 		}
-		w.record(ReadOp{Key: k, Class: Subscription, Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok})
+		w.record(ReadOp{Key: k, Class: Subscription, Pod: pod.ID, Client: client, Invoke: invoke, Return: ret, InvokeSeq: iseq, ReturnSeq: rseq, Granted: ok, Event: ev})
 	}
 	return ok, nil
 }

@@ -1,0 +1,125 @@
+package drain
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// recordedWorld runs testWorld's plan with a flush worker whose every third
+// cycle fails, and, when broken is set, corrupts the first drain's output
+// before the check, which must then blame that drain.
+func recordedWorld(cfg sim.Config, broken bool) (sim.Result, *World) {
+	var w *World
+	res := sim.Run(cfg, func(s *sim.Sim) {
+		var err error
+		w, err = New(s, Config{Keys: testKeys, Inspect: true})
+		if err != nil {
+			s.Failf("%v", err)
+		}
+		w.Run(Plan{Preload: 1_200, Recorders: 2, RecordsEach: 20, RecorderKeys: [][]string{{"a", "b"}, {"c", "d"}},
+			Drainers: 1, DrainsEach: 2, DrainDelay: 10, SnapshotAfterDrain: true, Prunes: 1, Queries: 6,
+			Pause: 5 * time.Millisecond,
+			Hook:  HookPlan{Records: true, Key: "q", Wait: true, Query: true, Prune: true},
+			Worker: &WorkerPlan{Period: 5 * time.Millisecond, Fail: func(n int) string {
+				if n%3 == 0 {
+					return "error"
+				}
+				return ""
+			}},
+			FinalDrain: true})
+		if broken {
+			for i, op := range w.Ops {
+				if isDrain(op) {
+					w.Ops[i].Out.Points = op.Out.Points[1:]
+					break
+				}
+			}
+		}
+		Check(w, lim)
+	})
+	return res, w
+}
+
+func TestARecordedRunShowsTheOperationsAndWhatBrokeAClaim(t *testing.T) {
+	res, w := recordedWorld(sim.Config{Seed: 2, Record: true}, true)
+	require.NoError(t, res.Err)
+	require.NotNil(t, res.Record)
+	k := map[sim.EventKind]int{}
+	for _, e := range res.Record.Events {
+		k[e.Kind]++
+	}
+	assert.Equal(t, len(w.Ops), k[sim.EventOpBegin])
+	assert.Equal(t, len(w.Ops), k[sim.EventOpEnd])
+	assert.Equal(t, int64(len(w.Ops)), res.Operations)
+	for _, op := range w.Ops {
+		e := res.Record.Events[w.Event(op.ID)]
+		require.Equal(t, sim.EventOpEnd, e.Kind)
+		assert.True(t, strings.HasPrefix(e.Text, fmt.Sprintf("#%d %s: ", op.ID, op.Task)), "%q", e.Text)
+	}
+	assert.Positive(t, k[sim.EventFault], "the failing flush cycles")
+	assert.Equal(t, res.Kept.Faults, int64(k[sim.EventFault]))
+
+	var blamed []sim.Event
+	for _, e := range res.Record.Events {
+		if e.Blame != "" {
+			blamed = append(blamed, e)
+		}
+	}
+	require.NotEmpty(t, blamed)
+	assert.True(t, strings.HasPrefix(blamed[0].Blame, "DR-1: #"), blamed[0].Blame)
+	assert.Contains(t, blamed[0].Text, "drain(")
+
+	// The record changes nothing.
+	plain, _ := recordedWorld(sim.Config{Seed: 2}, true)
+	assert.Equal(t, plain.Hash, res.Hash)
+}
+
+func TestDroppedDrainOperationsAndFlushFailures(t *testing.T) {
+	rec, w := recordedWorld(sim.Config{Seed: 2, RecordChoices: true}, false)
+	require.NoError(t, rec.Err)
+	var ops, faults []int
+	for _, k := range rec.KeepSites {
+		if k.What == sim.KeepOperation {
+			ops = append(ops, k.Index)
+		} else {
+			faults = append(faults, k.Index)
+		}
+	}
+	require.NotEmpty(t, faults)
+	all := len(w.Ops)
+
+	edited := append([]uint64(nil), rec.Choices...)
+	for _, i := range ops[:3] {
+		edited[i] = 0
+	}
+	r, w2 := recordedWorld(sim.Config{Seed: 2, ReplayChoices: true, Choices: edited}, false)
+	require.NoError(t, r.Err, "a world without those operations is still consistent")
+	assert.Positive(t, r.Dropped.Operations)
+	assert.Less(t, len(w2.Ops), all)
+	assert.NoError(t, Check(w2, lim).Err())
+
+	edited = append([]uint64(nil), rec.Choices...)
+	for _, i := range faults {
+		edited[i] = 0
+	}
+	r, _ = recordedWorld(sim.Config{Seed: 2, ReplayChoices: true, Choices: edited}, false)
+	require.NoError(t, r.Err)
+	assert.Positive(t, r.Dropped.Faults)
+}
+
+func TestOpNamed(t *testing.T) {
+	id, ok := opNamed("#12 drainer-0: drain(< x) -> 3 points [writes 1..2]: its buckets differ")
+	assert.True(t, ok)
+	assert.Equal(t, 12, id)
+	for _, msg := range []string{"at drain yield 3, ...", "#x y", "#12"} {
+		_, ok := opNamed(msg)
+		assert.False(t, ok, msg)
+	}
+}

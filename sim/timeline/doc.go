@@ -1,0 +1,44 @@
+// Package timeline renders one self-contained HTML page for a recorded run
+// (sim.Record), the page a person opens next to a failing seed's
+// interleaving table to see the run as time flows: one lane per task that
+// did something (grouped by pod when task names carry a pod prefix, such as
+// "pod1/reader" or "pod1-reader"), plus a lane for the world (Task -1) and
+// one per bus subscriber the world delivered to; lock holds and waits as
+// bars, client operations and database statements as intervals, bus
+// messages as arrows from the send to each receive (a lost one as a broken
+// red arrow ending in ×), faults and notes as markers, and every event a
+// check blamed outlined in red with what it said, its operation's interval
+// drawn as a band across all lanes.
+//
+// The page needs no network: its CSS and JavaScript are inline, built from
+// the files in assets/. Everything is laid out in Go, so the page reads
+// without JavaScript too; the script only switches the axis, fills the
+// details panel when a bar or marker is clicked, and scrolls to the first
+// blamed event. When it has run it sets data-rendered="1" on the root
+// element, which the browser test checks.
+//
+// Two axes: virtual time since sim.Epoch, or event order (x = the event's
+// place in the record). A cache hit takes no virtual time, so many events
+// often share one instant; the page picks event order when most events
+// would sit on top of each other on a time axis, says why, and offers a
+// toggle.
+//
+// The page is bounded (about 20,000 drawn elements): a larger record is
+// drawn around its blamed events and its end (where the failure is), and
+// the page says how many events were left out. The output is a function of
+// the Page only: the same Page gives byte-identical HTML.
+//
+// TestPageRendersInChromium loads a page in headless Chromium, checks the
+// DOM after the script ran and saves a screenshot (in WINDTUNNEL_ARTIFACTS,
+// else out/artifacts/timeline); it skips where no Chromium is installed.
+// `make browser-test` runs it through browser.sh, which installs Debian's
+// chromium package first if need be.
+//
+//	err := timeline.WriteFile("timeline.html", timeline.Page{
+//		Title:    "TestOC2_StaleRead seed 0x5eed (shrunk)",
+//		Failure:  res.Err.Error(),
+//		Record:   res.Record,
+//		Commands: []string{"go test ./scenarios/oc -run ... -sim.seed=0x5eed"},
+//		Links:    []timeline.Link{{Text: "porcupine visualization", Href: "porcupine.html"}},
+//	})
+package timeline
