@@ -10,6 +10,8 @@ MUTANT_SEEDS ?= 50
 PKG          ?= ./scenarios/oc
 OUT          ?= out
 FUZZTIME     ?= 10s
+SHRINK       ?= 200
+SHRINK_WALL  ?= 20s
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
 FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
@@ -55,17 +57,18 @@ fuzz:
 	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzCorpus -fuzztime $(FUZZTIME)
 	$(GO) test ./scenarios/claims -run '^$$' -fuzz FuzzRecords -fuzztime $(FUZZTIME)
 
-## audit: every claim's check over AUDIT_SEEDS seeds and every mutant; writes out/audit.json, out/AUDIT.md
+## audit: every claim's check over AUDIT_SEEDS seeds and every mutant, each caught mutant's first failing
+## seed shrunk (SHRINK re-runs, SHRINK_WALL at most); writes out/audit.json, out/AUDIT.md
 audit:
-	$(GO) run ./scenarios/cmd/audit -seeds $(AUDIT_SEEDS) -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)
+	$(GO) run ./scenarios/cmd/audit -seeds $(AUDIT_SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-wall $(SHRINK_WALL) -out $(OUT)
 
-## audit-quick: the audit with 5 seeds per claim check and 30 per mutant (part of make test)
+## audit-quick: the audit with 5 seeds per claim check and 30 per mutant, without shrinking (part of make test)
 audit-quick:
-	$(GO) run ./scenarios/cmd/audit -seeds 5 -mutant-seeds 30 -out $(OUT)/quick
+	$(GO) run ./scenarios/cmd/audit -seeds 5 -mutant-seeds 30 -shrink 0 -out $(OUT)/quick
 
 ## sim: the main job: every claim check over SEEDS seeds, every mutant, then the audit table
 sim:
-	$(GO) run ./scenarios/cmd/audit -seeds $(SEEDS) -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)
+	$(GO) run ./scenarios/cmd/audit -seeds $(SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-wall $(SHRINK_WALL) -out $(OUT)
 
 ## sweep-slurm: the main job as a Slurm job array: SHARDS array tasks (default 4), each running
 ## its shard of SEEDS seeds per claim check and every SHARDS-th mutant, then audit merge into
@@ -100,7 +103,7 @@ replay:
 		if [ -n "$(MAXSTEPS)" ]; then flags="$$flags -sim.maxsteps=$(MAXSTEPS)"; fi; \
 		name=$$top-$(SEED); \
 	fi; \
-	out=$$($(GO) test -count=1 $(PKG) -run "$$run" $$flags -sim.trace=$(CURDIR)/$(OUT)/replay/$$name.trace -sim.out=$(CURDIR)/$(OUT)/replay -sim.record=false -v 2>&1) || status=$$?; \
+	out=$$($(GO) test -count=1 $(PKG) -run "$$run" $$flags -sim.trace=$(abspath $(OUT))/replay/$$name.trace -sim.out=$(abspath $(OUT))/replay -sim.record=false -v 2>&1) || status=$$?; \
 	echo "$$out"; \
 	if echo "$$out" | grep -q "no tests to run"; then echo "replay: no test in $(PKG) matches $$run"; exit 2; fi; \
 	exit $${status:-0}
@@ -122,7 +125,7 @@ shrink:
 		top=$$(echo "$(TEST)" | cut -d/ -f1); run="^$$top\$$/^seed=$(SEED)\$$"; \
 		flags="-sim.seed=$(SEED) -sim.strategy=$(or $(STRATEGY),random)"; \
 	fi; \
-	out=$$($(GO) test -count=1 -timeout 60m $(PKG) -run "$$run" $$flags -sim.shrink -sim.shrink.attempts=$(or $(ATTEMPTS),600) -sim.out=$(CURDIR)/$(OUT)/shrink -sim.record=false -v 2>&1) || status=$$?; \
+	out=$$($(GO) test -count=1 -timeout 60m $(PKG) -run "$$run" $$flags -sim.shrink -sim.shrink.attempts=$(or $(ATTEMPTS),600) -sim.out=$(abspath $(OUT))/shrink -sim.record=false -v 2>&1) || status=$$?; \
 	echo "$$out"; \
 	if echo "$$out" | grep -q "no tests to run"; then echo "shrink: no test in $(PKG) matches $$run"; exit 2; fi; \
 	if [ -z "$${status}" ]; then echo "shrink: the run passed: there is no failure to shrink"; exit 1; fi; \

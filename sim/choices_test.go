@@ -29,7 +29,7 @@ func TestChoicesReplayTheSeedsRun(t *testing.T) {
 	var a, b []int
 	rec := Run(Config{Seed: 11, RecordChoices: true}, func(s *Sim) { a, _ = choiceWorkload(s) })
 	require.NoError(t, rec.Err)
-	again := Run(Config{Seed: 999, ReplayChoices: true, Choices: rec.Choices, RecordChoices: true}, func(s *Sim) { b, _ = choiceWorkload(s) })
+	again := Run(Config{Seed: 999, ReplayChoices: true, Choices: rec.Choices, Keeps: KeepsOf(rec.KeepSites), RecordChoices: true}, func(s *Sim) { b, _ = choiceWorkload(s) })
 	require.NoError(t, again.Err)
 	assert.Equal(t, a, b, "the recorded choices replay the same workload under another seed")
 	assert.Equal(t, rec.Choices, again.Choices, "a replay records what it replayed")
@@ -64,19 +64,20 @@ func TestEditedChoicesDropOperationsAndFaults(t *testing.T) {
 	require.Positive(t, faults)
 
 	// Drop every fault: the operations stay, and no fault is injected.
-	edited := append([]uint64(nil), rec.Choices...)
-	for _, k := range rec.KeepSites {
-		if k.What == KeepFault {
-			edited[k.Index] = 0
-		}
-	}
+	keeps := KeepsOf(rec.KeepSites)
 	var ops2 []int
 	var faults2 int
-	res := Run(Config{Seed: 3, ReplayChoices: true, Choices: edited}, func(s *Sim) { ops2, faults2 = choiceWorkload(s) })
+	res := Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults()}, func(s *Sim) { ops2, faults2 = choiceWorkload(s) })
 	require.NoError(t, res.Err)
 	assert.Equal(t, ops, ops2)
 	assert.Zero(t, faults2)
 	assert.Equal(t, int64(faults), res.Dropped.Faults)
+
+	// Drop the second operation: the others stay as they were, by ordinal.
+	var ops4 []int
+	res = Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(KeepOperation, 1)}, func(s *Sim) { ops4, _ = choiceWorkload(s) })
+	require.NoError(t, res.Err)
+	assert.Equal(t, append([]int{ops[0]}, ops[2:]...), ops4)
 
 	// An empty list: every draw the smallest, every Keep false.
 	var ops3 []int
@@ -101,6 +102,25 @@ func TestChoicesWithoutReplayIsAConfigError(t *testing.T) {
 	res := Run(Config{Seed: 1, Choices: []uint64{1}}, func(*Sim) {})
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "ReplayChoices")
+	res = Run(Config{Seed: 1, Keeps: Keeps{Faults: []bool{true}}}, func(*Sim) {})
+	require.Error(t, res.Err)
+}
+
+func TestKeepSitesCarryLabels(t *testing.T) {
+	res := Run(Config{Seed: 1, RecordChoices: true}, func(s *Sim) {
+		s.KeepFor(KeepOperation, "k1")
+		s.Keep(KeepFault)
+		s.KeepFor(KeepOperation, "k2")
+	})
+	require.NoError(t, res.Err)
+	assert.Equal(t, []KeepSite{
+		{What: KeepOperation, Index: 0, Label: "k1", Kept: true},
+		{What: KeepFault, Index: 0, Kept: true},
+		{What: KeepOperation, Index: 1, Label: "k2", Kept: true},
+	}, res.KeepSites)
+	bad := Run(Config{Seed: 1}, func(s *Sim) { s.Keep(Keepable(9)) })
+	require.Error(t, bad.Err)
+	assert.Contains(t, bad.Err.Error(), "want KeepOperation or KeepFault")
 }
 
 // twoYielders runs two tasks that each yield n times.

@@ -59,11 +59,13 @@ type Config struct {
 	// DefaultMaxChoices).
 	RecordChoices bool
 	MaxChoices    int
-	// ReplayChoices makes the world stream hand out Choices instead of the
-	// seed's values: 0 for every draw past the end, false for every Keep.
-	// The schedule still comes from the strategy.
+	// ReplayChoices makes the world hand out Choices instead of the seed's
+	// draws (the smallest value past the end) and answer Keep from Keeps
+	// (false past the end of a kind's list). The schedule still comes from
+	// the strategy.
 	ReplayChoices bool
 	Choices       []uint64
+	Keeps         Keeps
 
 	// Record keeps the run's full record in Result.Record (record.go): at
 	// most MaxRecord events (0: DefaultMaxRecord).
@@ -94,8 +96,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxRecord < 0 {
 		return c, fmt.Errorf("sim: MaxRecord must not be negative, got %d", c.MaxRecord)
 	}
-	if c.Choices != nil && !c.ReplayChoices {
-		return c, fmt.Errorf("sim: Choices given without ReplayChoices: set ReplayChoices to replay them")
+	if (c.Choices != nil || c.Keeps.Operations != nil || c.Keeps.Faults != nil) && !c.ReplayChoices {
+		return c, fmt.Errorf("sim: Choices or Keeps given without ReplayChoices: set ReplayChoices to replay them")
 	}
 	if c.TraceTail < 0 {
 		return c, fmt.Errorf("sim: TraceTail must not be negative, got %d", c.TraceTail)

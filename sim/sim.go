@@ -110,7 +110,7 @@ func Run(cfg Config, main func(s *Sim)) Result {
 		schedSrc: src,
 		sched:    rand.New(src),
 		worldSrc: &worldSource{pcg: rand.NewPCG(cfg.Seed, streamWorld), replay: cfg.ReplayChoices,
-			list: cfg.Choices, record: cfg.RecordChoices, max: cfg.MaxChoices},
+			list: cfg.Choices, keeps: cfg.Keeps, record: cfg.RecordChoices, max: cfg.MaxChoices},
 	}
 	s.world = rand.New(s.worldSrc)
 	if cfg.Record {

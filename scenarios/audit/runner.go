@@ -37,6 +37,8 @@ type Runner struct {
 	// failing seed (simtest's -sim.shrink) with at most that many re-runs,
 	// so the audit shows its minimal counterexample.
 	ShrinkAttempts int
+	// ShrinkWall caps each shrink's wall time (0: simtest's default).
+	ShrinkWall time.Duration
 }
 
 // statsLine mirrors simtest.Summary's JSON.
@@ -212,6 +214,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	if r.ShrinkAttempts > 0 {
 		env["WINDTUNNEL_SIM_SHRINK"] = "true"
 		env["WINDTUNNEL_SIM_SHRINK_ATTEMPTS"] = fmt.Sprint(r.ShrinkAttempts)
+		if r.ShrinkWall > 0 {
+			env["WINDTUNNEL_SIM_SHRINK_WALL"] = r.ShrinkWall.String()
+		}
 	}
 	runErr := run(&out, env)
 	_ = os.WriteFile(filepath.Join(dir, "output.txt"), out.Bytes(), 0o644)

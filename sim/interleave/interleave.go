@@ -15,7 +15,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/windtunnel/windtunnel/sim"
@@ -110,8 +109,35 @@ func matters(e sim.Event) bool {
 		return false
 	case sim.EventSwitch:
 		return e.Ref >= 0 // a preemption
+	case sim.EventWait:
+		// Waiting for a lock is part of the interleaving; sleeping, or a
+		// worker waiting for its next message, is not.
+		return strings.Contains(e.Text, "Lock")
 	}
 	return true
+}
+
+// echoes reports whether a note repeats, in words, a structured event of
+// the same task and step (the database and the bus trace what they also
+// record as intervals and messages): the table shows the structured one.
+func echoes(evs []sim.Event, i int) bool {
+	e := evs[i]
+	if e.Kind != sim.EventNote {
+		return false
+	}
+	for _, j := range []int{i - 1, i + 1} {
+		if j < 0 || j >= len(evs) {
+			continue
+		}
+		o := evs[j]
+		if o.Task == e.Task && o.Step == e.Step {
+			switch o.Kind {
+			case sim.EventInterval, sim.EventSend, sim.EventReceive, sim.EventLost, sim.EventFault:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // columns lists the tasks with an event that matters, in id order, the
@@ -158,7 +184,7 @@ func rowsOf(rec *sim.Record, cols []column) []row {
 	for i := 0; i < len(evs); i++ {
 		e := evs[i]
 		c := colOf(cols, e.Task)
-		if !shown(cols, e) {
+		if !shown(cols, e) || echoes(evs, i) {
 			continue
 		}
 		text := describe(e)
@@ -208,46 +234,7 @@ func releases(acq, e sim.Event) bool {
 }
 
 // describe is an event's cell text.
-func describe(e sim.Event) string {
-	switch e.Kind {
-	case sim.EventSwitch:
-		return "▶ " + e.Text
-	case sim.EventWait:
-		return "waits: " + e.Text + " " + e.Object
-	case sim.EventLock:
-		return "lock " + e.Object
-	case sim.EventUnlock:
-		return "unlock " + e.Object
-	case sim.EventRLock:
-		return "rlock " + e.Object
-	case sim.EventRUnlock:
-		return "runlock " + e.Object
-	case sim.EventOpBegin:
-		return "→ " + e.Text
-	case sim.EventOpEnd:
-		return "← " + e.Text
-	case sim.EventInterval:
-		return fmt.Sprintf("%s: %s [%s]", e.Object, e.Text, since(e.At-e.From))
-	case sim.EventSend:
-		return fmt.Sprintf("send #%d %s", e.Ref, e.Text)
-	case sim.EventReceive:
-		return fmt.Sprintf("%s got #%d %s", e.Object, e.Ref, e.Text)
-	case sim.EventLost:
-		return fmt.Sprintf("#%d LOST for %s %s", e.Ref, e.Object, e.Text)
-	case sim.EventFault:
-		return "FAULT " + e.Text
-	case sim.EventNote:
-		return e.Text
-	}
-	return e.Kind.String() + " " + e.Text
-}
-
-func since(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	return d.String()
-}
+func describe(e sim.Event) string { return e.String() }
 
 // writeScenario lists each task's operations with their answers, the
 // minimal scenario Lincheck prints above its table.
@@ -327,7 +314,7 @@ func writeTable(b *strings.Builder, rec *sim.Record, cols []column, rows []row, 
 		if r.blamed {
 			mark = "✗"
 		}
-		fmt.Fprintf(b, "%s%4d +%-13s %-8d", mark, i+1, since(r.e.At), r.e.Step)
+		fmt.Fprintf(b, "%s%4d +%-13v %-8d", mark, i+1, r.e.At, r.e.Step)
 		for c := range cols {
 			cell := ""
 			if c == r.col {

@@ -88,10 +88,11 @@ func (a Stats) String() string {
 
 // Outcome is a finished shrink.
 type Outcome struct {
-	// Choices and Decisions are the shrunk run: replay it with
-	// sim.Config{ReplayChoices: true, Choices: Choices, Strategy:
-	// sim.Replay(Decisions)} and the seed's other settings.
+	// Choices, Keeps and Decisions are the shrunk run: replay it with
+	// sim.Config{ReplayChoices: true, Choices: Choices, Keeps: Keeps,
+	// Strategy: sim.Replay(Decisions)} and the seed's other settings.
 	Choices   []uint64
+	Keeps     sim.Keeps
 	Decisions []int32
 	Result    sim.Result // the shrunk run, replayed strictly
 	Failure   string     // its failure text
@@ -161,8 +162,9 @@ type shrinker struct {
 	passEnd  int      // the attempt count the current pass stops at
 	cut      []string // the passes that hit their share
 
-	// The best run so far: its choices, decisions and result.
+	// The best run so far: its choices, Keep answers, decisions and result.
 	choices   []uint64
+	keeps     sim.Keeps
 	decisions []int32
 	res       sim.Result
 	failure   string
@@ -189,7 +191,7 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 		return Outcome{}, fmt.Errorf("a %s failure is about the harness, not the run: nothing to shrink", sh.sig)
 	}
 	// The failing run itself, recorded: the seed's, or the given choices.
-	cfg := sh.config(base.Choices, base.ReplayChoices, opt.Strategy())
+	cfg := sh.config(base.Choices, base.Keeps, base.ReplayChoices, opt.Strategy())
 	res, got := sh.runRaw(cfg)
 	if Signature(got) != sh.sig {
 		return Outcome{}, fmt.Errorf("the failure does not reproduce: the seed's re-run %s, want %q", describe(got), sh.sig)
@@ -209,8 +211,12 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 		share float64 // of MaxAttempts, cumulative
 		run   func()
 	}{
-		{"operations", 0.45, func() { sh.truncateAt(sim.KeepOperation); sh.dropSites(sim.KeepOperation) }},
-		{"faults", 0.60, func() { sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
+		{"operations", 0.45, func() {
+			sh.keepNamed(sim.KeepOperation)
+			sh.truncateAt(sim.KeepOperation)
+			sh.dropSites(sim.KeepOperation)
+		}},
+		{"faults", 0.60, func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
 		{"draws", 0.70, sh.minimizeDraws},
 		{"schedule", 0.97, sh.shrinkSchedule},
 	} {
@@ -223,14 +229,14 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 
 	// The result, re-checked by a strict replay of its own recording.
 	final := sh.base
-	final.ReplayChoices, final.Choices = true, sh.choices
+	final.ReplayChoices, final.Choices, final.Keeps = true, sh.choices, sh.keeps
 	final.Strategy = sim.Replay(sh.decisions)
 	final.RecordDecisions, final.RecordChoices = true, true
 	fres, ffail := sh.runRaw(final)
 	if Signature(ffail) != sh.sig {
 		return Outcome{}, fmt.Errorf("the shrunk run does not replay its failure: it %s, want %q (a nondeterministic test?)", describe(ffail), sh.sig)
 	}
-	out := Outcome{Choices: sh.choices, Decisions: sh.decisions, Result: fres, Failure: ffail, Signature: sh.sig,
+	out := Outcome{Choices: sh.choices, Keeps: sh.keeps, Decisions: sh.decisions, Result: fres, Failure: ffail, Signature: sh.sig,
 		Before: before, After: statsOf(fres), Attempts: sh.attempts, Accepted: sh.accepted,
 		Wall: time.Since(sh.start), Stopped: sh.stopped}
 	sh.progress("done: %s in %d attempts (%d accepted), %v", out.After, out.Attempts, out.Accepted, out.Wall.Round(time.Millisecond))
@@ -254,15 +260,15 @@ func (sh *shrinker) progress(format string, a ...any) {
 	}
 }
 
-// config is a candidate run: the given choices (nil: the seed's), a
-// strategy, and recording on.
-func (sh *shrinker) config(choices []uint64, replay bool, strategy sim.Strategy) sim.Config {
+// config is a candidate run: the given choices and Keep answers (when
+// replay; else the seed's), a strategy, and recording on.
+func (sh *shrinker) config(choices []uint64, keeps sim.Keeps, replay bool, strategy sim.Strategy) sim.Config {
 	cfg := sh.base
 	cfg.Strategy = strategy
 	cfg.RecordChoices, cfg.RecordDecisions = true, true
-	cfg.ReplayChoices, cfg.Choices = replay, nil
+	cfg.ReplayChoices, cfg.Choices, cfg.Keeps = replay, nil, sim.Keeps{}
 	if replay {
-		cfg.Choices = choices
+		cfg.Choices, cfg.Keeps = choices, keeps
 		if cfg.Choices == nil {
 			cfg.Choices = []uint64{}
 		}
@@ -315,101 +321,160 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 }
 
 func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {
-	sh.choices, sh.decisions, sh.res, sh.failure, sh.guided = res.Choices, res.Decisions, res, failure, guided
+	sh.choices, sh.keeps, sh.decisions, sh.res, sh.failure, sh.guided = res.Choices, sim.KeepsOf(res.KeepSites), res.Decisions, res, failure, guided
 }
 
-// candidate runs edited choices. After the schedule pass has started the
-// schedule is the best run's (guided); before, the strategy's.
-func (sh *shrinker) candidate(choices []uint64, what string) bool {
+// candidate runs edited choices and Keep answers. After the schedule pass
+// has started the schedule is the best run's (guided); before, the
+// strategy's.
+func (sh *shrinker) candidate(choices []uint64, keeps sim.Keeps, what string) bool {
 	strategy := sh.opt.Strategy()
 	if sh.guided {
 		strategy = sim.Guided(sh.decisions)
 	}
-	return sh.try(sh.config(choices, true, strategy), sh.guided, what)
+	return sh.try(sh.config(choices, keeps, true, strategy), sh.guided, what)
 }
 
-// sites lists the kept Keep decisions of one kind in the best run.
-func (sh *shrinker) sites(what sim.Keepable) []int {
+// kept lists the ordinals of the kind's Keep decisions the best run kept.
+func (sh *shrinker) kept(what sim.Keepable) []int {
 	var out []int
 	for _, k := range sh.res.KeepSites {
-		if k.What == what && sh.choices[k.Index] != 0 {
+		if k.What == what && k.Kept {
 			out = append(out, k.Index)
 		}
 	}
 	return out
 }
 
-// truncateAt cuts the choice list just before one of the kind's Keep
-// decisions: everything after it is dropped at once (operations, faults,
-// draws). It searches for the earliest cut that still fails, by halving.
-func (sh *shrinker) truncateAt(what sim.Keepable) {
-	sites := sh.sites(what)
-	if len(sites) == 0 {
+// with returns the best run's Keep answers with the kind's list replaced.
+func (sh *shrinker) with(what sim.Keepable, list []bool) sim.Keeps {
+	k := sh.keeps
+	if what == sim.KeepFault {
+		k.Faults = list
+	} else {
+		k.Operations = list
+	}
+	return k
+}
+
+// keepNamed keeps only the operations whose label the failure names (the
+// key of the stale read, the connection whose timeout was missed): one
+// re-run that drops most of a workload, when the world labels its
+// operations (sim.Sim.KeepFor).
+func (sh *shrinker) keepNamed(what sim.Keepable) {
+	var list []bool
+	named, dropped := 0, 0
+	matches := map[string]bool{}
+	for _, k := range sh.res.KeepSites {
+		if k.What != what {
+			continue
+		}
+		// An unlabelled element (a drain, an open) is about everything:
+		// it stays.
+		m, seen := matches[k.Label]
+		if !seen {
+			m = k.Label == "" || Names(sh.failure, k.Label)
+			matches[k.Label] = m
+		}
+		keep := k.Kept && m
+		if keep {
+			named++
+		} else if k.Kept {
+			dropped++
+		}
+		list = append(list, keep)
+	}
+	if named == 0 || dropped == 0 {
 		return
 	}
+	sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("%ss: kept the %d the failure names", what, named))
+}
+
+// Names reports whether a failure text names a label: the label appears
+// as a whole word (not inside a longer name: "conn 7" is not named by
+// "conn 71"), where "*" in it stands for one path segment ("oc/k1/*/o5"
+// is named by "oc/k1/r3/o5").
+func Names(failure, label string) bool {
+	if len(label) < 2 {
+		return false
+	}
+	parts := strings.Split(label, "*")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	re, err := regexp.Compile(`(?:^|[^\w./-])` + strings.Join(parts, `[^\s/]+`) + `(?:$|[^\w/])`)
+	return err == nil && re.MatchString(failure)
+}
+
+// dropAll tries the run without any element of the kind.
+func (sh *shrinker) dropAll(what sim.Keepable) {
+	if len(sh.kept(what)) > 0 {
+		sh.candidate(sh.choices, sh.with(what, []bool{}), fmt.Sprintf("dropped every %s", what))
+	}
+}
+
+// truncateAt cuts the kind's Keep list just before one of its kept
+// decisions: every later one is dropped at once. It searches for the
+// earliest cut that still fails, by halving.
+func (sh *shrinker) truncateAt(what sim.Keepable) {
+	kept := sh.kept(what)
 	// The earliest cut that fails lies in [lo, hi]; hi (no cut) is known
 	// to fail. A failing run is not monotone in its prefix, so this finds
 	// a good cut, not always the shortest.
-	lo, hi := 0, len(sites)
+	lo, hi := 0, len(kept)
 	for lo < hi && sh.budget() {
 		mid := (lo + hi) / 2
-		cut := sites[mid]
-		if sh.candidate(sh.choices[:cut:cut], fmt.Sprintf("%ss: kept the first %d of %d", what, mid, len(sites))) {
-			// The list is now the new run's: recompute the sites.
-			sites = sh.sites(what)
-			lo, hi = 0, min(mid, len(sites))
+		cut := kept[mid]
+		list := append([]bool(nil), sh.keeps.Of(what)[:cut]...)
+		if sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("%ss: kept the first %d of %d", what, mid, len(kept))) {
+			kept = sh.kept(what)
+			lo, hi = 0, min(mid, len(kept))
 			continue
 		}
 		lo = mid + 1
 	}
 }
 
-// dropSites is delta debugging over the kind's remaining Keep decisions:
-// drop chunks of halving size, then one at a time.
+// dropSites is delta debugging over the kind's kept decisions: drop
+// chunks of halving size, then one at a time.
 func (sh *shrinker) dropSites(what sim.Keepable) {
-	for chunk := max(len(sh.sites(what))/2, 1); chunk >= 1; chunk /= 2 {
+	for chunk := max(len(sh.kept(what))/2, 1); ; chunk /= 2 {
 		for i := 0; sh.budget(); {
-			sites := sh.sites(what)
-			if i >= len(sites) {
+			kept := sh.kept(what)
+			if i >= len(kept) {
 				break
 			}
-			edited := append([]uint64(nil), sh.choices...)
-			end := min(i+chunk, len(sites))
-			for _, at := range sites[i:end] {
-				edited[at] = 0
+			list := append([]bool(nil), sh.keeps.Of(what)...)
+			end := min(i+chunk, len(kept))
+			for _, at := range kept[i:end] {
+				if at < len(list) {
+					list[at] = false
+				}
 			}
-			if !sh.candidate(edited, fmt.Sprintf("dropped %d %s(s)", end-i, what)) {
+			if !sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("dropped %d %s(s)", end-i, what)) {
 				i += chunk
 			}
 		}
-		if chunk == 1 {
+		if chunk <= 1 || !sh.budget() {
 			break
 		}
 	}
 }
 
-// minimizeDraws sets blocks of the world's draws (not Keep decisions) to
-// their smallest value: shorter waits, the first key, the smallest sizes.
+// minimizeDraws sets blocks of the world's draws to their smallest value:
+// shorter waits, the first key, the smallest sizes.
 func (sh *shrinker) minimizeDraws() {
-	isSite := func() map[int]bool {
-		m := make(map[int]bool, len(sh.res.KeepSites))
-		for _, k := range sh.res.KeepSites {
-			m[k.Index] = true
-		}
-		return m
-	}
 	for chunk := max(len(sh.choices)/4, 1); sh.budget(); chunk = max(chunk/4, 1) {
 		for i := 0; i < len(sh.choices) && sh.budget(); i += chunk {
-			sites := isSite()
 			edited := append([]uint64(nil), sh.choices...)
 			changed := false
 			for j := i; j < min(i+chunk, len(edited)); j++ {
-				if !sites[j] && edited[j] > 1 {
+				if edited[j] > 1 {
 					edited[j], changed = 1, true
 				}
 			}
 			if changed {
-				sh.candidate(edited, fmt.Sprintf("smallest draws at %d..%d", i, min(i+chunk, len(edited))-1))
+				sh.candidate(edited, sh.keeps, fmt.Sprintf("smallest draws at %d..%d", i, min(i+chunk, len(edited))-1))
 			}
 		}
 		if chunk == 1 {
@@ -421,9 +486,8 @@ func (sh *shrinker) minimizeDraws() {
 // shrinkSchedule first cuts the decision list short (every later step
 // non-preemptive), then undoes the remaining preemptions one at a time.
 func (sh *shrinker) shrinkSchedule() {
-	choices := sh.choices
 	guidedRun := func(dec []int32, what string) bool {
-		return sh.try(sh.config(choices, true, sim.Guided(dec)), true, what)
+		return sh.try(sh.config(sh.choices, sh.keeps, true, sim.Guided(dec)), true, what)
 	}
 	// The best run re-run guided by its own decisions is the same run;
 	// from here on the schedule is edited, not drawn.
@@ -441,18 +505,29 @@ func (sh *shrinker) shrinkSchedule() {
 	// bug; a late one is often noise. Undoing the preemption of A by B at
 	// step p moves A's next run of steps to p, ahead of B's: every task's
 	// steps keep their order, A goes on where it was cut off, and the rest
-	// of the list is followed where it still applies.
-	for sh.budget() {
-		steps := sh.res.PreemptionSteps
-		undone := false
-		for i := len(steps) - 1; i >= 0 && sh.budget(); i-- {
-			dec, ok := undoPreemption(sh.decisions, int(steps[i]))
-			if ok && guidedRun(dec, fmt.Sprintf("schedule: no preemption at step %d", steps[i])) {
-				undone = true
-				break
+	// of the list is followed where it still applies. Delta debugging
+	// over the preemption points: undo the later half at once, then
+	// quarters, down to one at a time.
+	for chunk := max(len(sh.res.PreemptionSteps)/2, 1); sh.budget(); chunk = max(chunk/2, 1) {
+		for end := len(sh.res.PreemptionSteps); end > 0 && sh.budget(); {
+			steps := sh.res.PreemptionSteps
+			end = min(end, len(steps))
+			from := max(end-chunk, 0)
+			dec, undone := sh.decisions, 0
+			for i := end - 1; i >= from; i-- { // later ones first: earlier steps keep their place
+				if d, ok := undoPreemption(dec, int(steps[i])); ok {
+					dec, undone = d, undone+1
+				}
+			}
+			what := fmt.Sprintf("schedule: no preemption at step %d", steps[from])
+			if undone > 1 {
+				what = fmt.Sprintf("schedule: no preemption at %d steps from %d", undone, steps[from])
+			}
+			if undone == 0 || !guidedRun(dec, what) {
+				end = from
 			}
 		}
-		if !undone {
+		if chunk == 1 {
 			break
 		}
 	}

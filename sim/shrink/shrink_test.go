@@ -87,7 +87,7 @@ func TestShrinksALostUpdateToTwoOperationsAndOnePreemption(t *testing.T) {
 
 	// The shrunk run replays strictly, under any seed: the choices and the
 	// decisions are the whole run.
-	res := sim.Run(sim.Config{Seed: 12345, ReplayChoices: true, Choices: out.Choices, Strategy: sim.Replay(out.Decisions)}, lostUpdate)
+	res := sim.Run(sim.Config{Seed: 12345, ReplayChoices: true, Choices: out.Choices, Keeps: out.Keeps, Strategy: sim.Replay(out.Decisions)}, lostUpdate)
 	require.Error(t, res.Err)
 	assert.Equal(t, out.Result.Hash, res.Hash)
 
@@ -95,8 +95,53 @@ func TestShrinksALostUpdateToTwoOperationsAndOnePreemption(t *testing.T) {
 	again, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, out.Choices, again.Choices)
+	assert.Equal(t, out.Keeps, again.Keeps)
 	assert.Equal(t, out.Decisions, again.Decisions)
 	assert.Equal(t, out.Attempts, again.Attempts)
+}
+
+// labelled is lostUpdate over many counters, each operation labelled with
+// its counter: the failure names the counter that lost an update, and the
+// shrinker keeps only that counter's operations in one re-run.
+func labelled(s *sim.Sim) {
+	counters := make([]int, 20)
+	done := make([]int, 20)
+	wg := s.NewWaitGroup("clients")
+	wg.Add(4)
+	for c := range 4 {
+		s.Go(fmt.Sprintf("client%d", c), func() {
+			defer wg.Done()
+			for range 40 {
+				k := s.Rand().IntN(len(counters))
+				if !s.KeepFor(sim.KeepOperation, fmt.Sprintf("counter-%02d", k)) {
+					continue
+				}
+				op := s.OpBegin("increment counter-%02d", k)
+				v := counters[k]
+				s.Yield()
+				counters[k] = v + 1
+				done[k]++
+				s.OpEnd(op, "ok")
+			}
+		})
+	}
+	_ = wg.Wait(context.Background())
+	for k := range counters {
+		if counters[k] != done[k] {
+			s.Failf("lost update on counter-%02d: %d after %d increments", k, counters[k], done[k])
+		}
+	}
+}
+
+func TestLabelsLetTheShrinkerKeepOnlyWhatTheFailureNames(t *testing.T) {
+	cfg, failure := firstFailing(t, labelled)
+	var lines []string
+	out, err := shrink.Shrink(runner(labelled), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	t.Logf("%s\n%s", out.Removed(), strings.Join(lines, "\n"))
+	assert.Contains(t, strings.Join(lines, "\n"), "the failure names", "the label pass ran and was accepted")
+	assert.Equal(t, int64(2), out.After.Operations)
+	assert.Equal(t, int64(160), out.Before.Operations)
 }
 
 func TestAPassingRunIsRefused(t *testing.T) {
@@ -128,5 +173,16 @@ func TestSignature(t *testing.T) {
 		"check at step 3, +0s: lost update: counter 5 after 6 increments":              "check: lost update: counter",
 	} {
 		assert.Equal(t, want, shrink.Signature(in), in)
+	}
+}
+
+func TestNames(t *testing.T) {
+	failure := "check: OC-2: grant-staleness 1.2s breaks < 1s: read #5 non-member oc/k1/r3/o5 on pod 2; thread 1: conn 7 fired"
+	for label, want := range map[string]bool{
+		"oc/k1/r3/o5": true, "oc/k1/*/o5": true, "*/k1/r3/o5": true, "oc/k1/r3/*": true,
+		"oc/k1/r3/o50": false, "oc/k1/r33/o5": false, "oc/k2/*/o5": false, "ms/k1/r3/o5": false,
+		"conn 7": true, "conn 71": false, "onn 7": false, "": false, "o5": false,
+	} {
+		assert.Equal(t, want, shrink.Names(failure, label), label)
 	}
 }

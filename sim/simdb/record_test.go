@@ -180,31 +180,19 @@ func editedChoices(t *testing.T, seed uint64) {
 	require.NoError(t, rec.Err)
 	require.False(t, rec.ChoicesCut)
 	require.Positive(t, rec.Kept.Faults)
-	var faultSites, opSites []int
-	for _, k := range rec.KeepSites {
-		switch k.What {
-		case sim.KeepFault:
-			faultSites = append(faultSites, k.Index)
-		case sim.KeepOperation:
-			opSites = append(opSites, k.Index)
-		}
-	}
-	require.Len(t, faultSites, int(rec.Kept.Faults), "a Keep site per fault")
-	require.Len(t, opSites, 2*faultyRounds)
+	keeps := sim.KeepsOf(rec.KeepSites)
+	require.Len(t, keeps.Faults, int(rec.Kept.Faults), "a Keep site per fault")
+	require.Len(t, keeps.Operations, 2*faultyRounds)
 
-	// The unedited list replays the seed's run exactly.
+	// The unedited lists replay the seed's run exactly.
 	var same faultyWorld
-	r := sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices}, same.run)
+	r := sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps}, same.run)
 	require.NoError(t, r.Err)
 	assert.Equal(t, rec.Hash, r.Hash)
 
 	// Every fault dropped: none is injected, every operation still runs.
-	edited := append([]uint64(nil), rec.Choices...)
-	for _, i := range faultSites {
-		edited[i] = 0
-	}
 	var clean faultyWorld
-	r = sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: edited, Record: true}, clean.run)
+	r = sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults(), Record: true}, clean.run)
 	require.NoError(t, r.Err)
 	assert.Zero(t, r.Kept.Faults, "no fault injected")
 	assert.Equal(t, rec.Kept.Faults, r.Dropped.Faults, "exactly the recorded faults were dropped")
@@ -225,12 +213,8 @@ func editedChoices(t *testing.T, seed uint64) {
 
 	// The first few operations dropped: fewer operations, and no call to
 	// the database for them.
-	edited = append([]uint64(nil), rec.Choices...)
-	for _, i := range opSites[:3] {
-		edited[i] = 0
-	}
 	var fewer faultyWorld
-	r = sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: edited}, fewer.run)
+	r = sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, 0, 1, 2)}, fewer.run)
 	require.NoError(t, r.Err)
 	assert.Less(t, r.Operations, rec.Operations)
 	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // The replay file: everything that shapes one run, then its schedule.
@@ -23,13 +25,16 @@ import (
 //	maxsteps 0
 //	commit 1a2b3c4d5e6f
 //	choices seed
+//	keeps seed
 //	decisions 6170
 //	0 1 1 2 …
 //
-// "choices seed" means the world's choices come from the seed; a shrunk
-// run's file says "choices N" instead and lists its N world choices (hex)
-// before the decisions: the edited workload and fault plan. Version 2 files
-// (no choices line) still replay.
+// "choices seed" and "keeps seed" mean the world's draws and Keep answers
+// come from the seed. A shrunk run's file says "choices N" and "keeps O F"
+// instead and lists, before the decisions, its N world draws (hex), then
+// its O operation and F fault Keep answers (runs of 0 and 1): the edited
+// workload and fault plan. Version 2 files (no choices or keeps line)
+// still replay.
 //
 // The header lines come in this order, each exactly once. The strategy is
 // informative (the decisions fix the schedule); the step time and the step
@@ -47,7 +52,7 @@ const (
 )
 
 var (
-	replayKeys   = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "decisions"}
+	replayKeys   = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "keeps", "decisions"}
 	replayKeysV2 = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "decisions"}
 )
 
@@ -60,9 +65,10 @@ type replayFile struct {
 	StepTime time.Duration
 	MaxSteps int64
 	Commit   string
-	// Choices is the world's choice list of a shrunk run; nil means the
-	// seed's own.
+	// Choices and Keeps are the world's draws and Keep answers of a
+	// shrunk run; Choices nil means the seed's own.
 	Choices   []uint64
+	Keeps     sim.Keeps
 	Decisions []int32
 }
 
@@ -76,12 +82,13 @@ func (rf *replayFile) belongsTo(test string) error {
 
 func writeReplay(path string, rf replayFile) error {
 	var b bytes.Buffer
-	choices := "seed"
+	choices, keeps := "seed", "seed"
 	if rf.Choices != nil {
 		choices = strconv.Itoa(len(rf.Choices))
+		keeps = fmt.Sprintf("%d %d", len(rf.Keeps.Operations), len(rf.Keeps.Faults))
 	}
-	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nchoices %s\ndecisions %d\n",
-		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, choices, len(rf.Decisions))
+	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nchoices %s\nkeeps %s\ndecisions %d\n",
+		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, choices, keeps, len(rf.Decisions))
 	for i, c := range rf.Choices {
 		fmt.Fprintf(&b, "%#x", c)
 		if i%8 == 7 || i == len(rf.Choices)-1 {
@@ -89,6 +96,10 @@ func writeReplay(path string, rf replayFile) error {
 		} else {
 			b.WriteByte(' ')
 		}
+	}
+	if rf.Choices != nil {
+		writeBits(&b, rf.Keeps.Operations)
+		writeBits(&b, rf.Keeps.Faults)
 	}
 	for i, d := range rf.Decisions {
 		b.WriteString(strconv.Itoa(int(d)))
@@ -147,6 +158,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 	rf := &replayFile{}
 	var n int
 	nChoices := -1 // "seed"
+	nOps, nFaults := 0, 0
 	for i, key := range keys {
 		l, ok := line()
 		if !ok {
@@ -164,20 +176,29 @@ func parseReplay(data []byte) (*replayFile, error) {
 			}
 			rf.Test = v
 		case "seed":
-			rf.Seed, err = ParseSeed(v)
+			rf.Seed, err = ParseSeed(v) // its error quotes a clipped prefix
 		case "strategy":
+			if len(v) > 200 {
+				err = fmt.Errorf("%q is too long for a strategy", clip(v, 24))
+			}
 			rf.Strategy = v
 		case "steptime":
-			rf.StepTime, err = time.ParseDuration(v)
-			if err == nil && rf.StepTime < 0 {
+			// The library errors quote the whole value; ours quote a prefix.
+			if rf.StepTime, err = time.ParseDuration(v); err != nil {
+				err = fmt.Errorf("%q is not a duration", clip(v, 24))
+			} else if rf.StepTime < 0 {
 				err = fmt.Errorf("negative step time")
 			}
 		case "maxsteps":
-			rf.MaxSteps, err = strconv.ParseInt(v, 10, 64)
-			if err == nil && rf.MaxSteps < 0 {
+			if rf.MaxSteps, err = strconv.ParseInt(v, 10, 64); err != nil {
+				err = fmt.Errorf("%q is not a step count", clip(v, 24))
+			} else if rf.MaxSteps < 0 {
 				err = fmt.Errorf("negative step limit")
 			}
 		case "commit":
+			if len(v) > 200 {
+				err = fmt.Errorf("%q is too long for a commit", clip(v, 24))
+			}
 			rf.Commit = v
 		case "choices":
 			if v != "seed" {
@@ -188,9 +209,20 @@ func parseReplay(data []byte) (*replayFile, error) {
 					err = fmt.Errorf("%q is neither \"seed\" nor a count", clip(v, 20))
 				}
 			}
+		case "keeps":
+			switch {
+			case v == "seed" && nChoices < 0:
+			case v == "seed" || nChoices < 0:
+				err = fmt.Errorf("%q with choices %s: both come from the seed or neither", clip(v, 20), map[bool]string{true: "seed", false: "listed"}[nChoices < 0])
+			default:
+				if _, e := fmt.Sscanf(v, "%d %d", &nOps, &nFaults); e != nil || nOps < 0 || nFaults < 0 || nOps+nFaults > maxReplayBytes {
+					err = fmt.Errorf("%q is neither \"seed\" nor two counts", clip(v, 20))
+				}
+			}
 		case "decisions":
-			n, err = strconv.Atoi(v)
-			if err == nil && (n < 1 || n > maxReplayBytes/2) {
+			if n, err = strconv.Atoi(v); err != nil {
+				err = fmt.Errorf("%q is not a count", clip(v, 24))
+			} else if n < 1 || n > maxReplayBytes/2 {
 				err = fmt.Errorf("%d decisions is out of range", n)
 			}
 		}
@@ -212,6 +244,24 @@ func parseReplay(data []byte) (*replayFile, error) {
 			rf.Choices = append(rf.Choices, v)
 		}
 		fields = fields[nChoices:]
+		var bits []bool
+		for len(bits) < nOps+nFaults {
+			if len(fields) == 0 {
+				return nil, fmt.Errorf("the header announces %d Keep answers, the file holds %d (truncated?)", nOps+nFaults, len(bits))
+			}
+			f := fields[0]
+			if strings.Trim(f, "01") != "" {
+				return nil, fmt.Errorf("Keep answers %q are not a run of 0 and 1", clip(f, 24))
+			}
+			for _, c := range f {
+				bits = append(bits, c == '1')
+			}
+			fields = fields[1:]
+		}
+		if len(bits) != nOps+nFaults {
+			return nil, fmt.Errorf("the header announces %d Keep answers, the file holds %d", nOps+nFaults, len(bits))
+		}
+		rf.Keeps = sim.Keeps{Operations: bits[:nOps:nOps], Faults: bits[nOps:]}
 	}
 	rf.Decisions = make([]int32, 0, n)
 	for i, f := range fields {
@@ -300,4 +350,20 @@ func appendCorpus(topTest string, seed uint64, note string) error {
 		err = cerr
 	}
 	return err
+}
+
+// writeBits writes Keep answers as runs of 0 and 1, 64 to a line; an
+// empty list is an empty line (so the list's end stays visible).
+func writeBits(b *bytes.Buffer, bits []bool) {
+	for i, k := range bits {
+		if k {
+			b.WriteByte('1')
+		} else {
+			b.WriteByte('0')
+		}
+		if i%64 == 63 && i != len(bits)-1 {
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteByte('\n')
 }

@@ -97,7 +97,7 @@ func (h *harness) writeArtifacts(t *testing.T, seed uint64, res sim.Result) (str
 	rf := replayFile{Test: h.t.Name(), Seed: seed, Strategy: again.Strategy, StepTime: h.st.stepTime,
 		MaxSteps: h.st.maxSteps, Commit: headCommit(), Decisions: again.Decisions}
 	if h.st.replay != nil {
-		rf.Choices = h.st.replay.Choices
+		rf.Choices, rf.Keeps = h.st.replay.Choices, h.st.replay.Keeps
 	}
 	if len(rf.Decisions) == 0 {
 		return "", fmt.Errorf("the run made no scheduling decision to record")

@@ -74,6 +74,7 @@ var (
 	flagTrace       = flag.String("sim.trace", "", "with -sim.seed or -sim.replay: write the run's full trace to this file, whether it passes or fails")
 	flagShrink      = flag.Bool("sim.shrink", false, "shrink a failing seed: fewer operations, faults and preemptions, then print its interleaving table and write its timeline page and replay file")
 	flagShrinkTries = flag.Int("sim.shrink.attempts", 600, "re-runs a shrink may make at most")
+	flagShrinkWall  = flag.Duration("sim.shrink.wall", 3*time.Minute, "wall time a shrink may take at most (a safety net: a shrink stopped by it says so, and its result depends on the machine)")
 )
 
 func init() {
@@ -104,6 +105,7 @@ type settings struct {
 	trace       string
 	shrink      bool
 	shrinkTries int
+	shrinkWall  time.Duration
 	parallel    int
 	shard       Shard
 	capped      bool // the test's MaxSeeds lowered the seed count
@@ -230,7 +232,7 @@ func readSettings() (settings, error) {
 		strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
 		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, keepGoing: *flagKeepGoing,
 		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
-		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries,
+		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkWall: *flagShrinkWall,
 	}
 	shard, err := ParseShard(*flagShard)
 	if err != nil {
@@ -255,6 +257,9 @@ func readSettings() (settings, error) {
 	}
 	if st.pctSteps < 0 {
 		return st, fmt.Errorf("-sim.pct.steps must not be negative, got %d", st.pctSteps)
+	}
+	if st.shrinkWall <= 0 {
+		return st, fmt.Errorf("-sim.shrink.wall must be positive, got %v", st.shrinkWall)
 	}
 	if st.shrinkTries < 1 {
 		return st, fmt.Errorf("-sim.shrink.attempts must be at least 1, got %d", st.shrinkTries)

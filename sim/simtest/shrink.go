@@ -67,6 +67,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 		return res, f
 	}, base, failure, shrink.Options{
 		MaxAttempts: h.st.shrinkTries,
+		MaxWall:     h.st.shrinkWall,
 		Strategy:    strategy,
 		Progress:    func(l string) { t.Log("windtunnel: " + l) },
 	})
@@ -75,7 +76,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	}
 	// The shrunk run once more, recorded, for the table and the page.
 	cfg := base
-	cfg.ReplayChoices, cfg.Choices = true, out.Choices
+	cfg.ReplayChoices, cfg.Choices, cfg.Keeps = true, out.Choices, out.Keeps
 	cfg.Strategy = sim.Replay(out.Decisions)
 	replay := filepath.Join(dir, "replay.txt")
 	pkg, run := packagePath(), runPattern(t.Name())
@@ -89,7 +90,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 		return fail(exErr)
 	}
 	rf := replayFile{Test: h.t.Name(), Seed: ps.seed, Strategy: "replay(shrunk)", StepTime: h.st.stepTime,
-		MaxSteps: h.st.maxSteps, Commit: headCommit(), Choices: out.Choices, Decisions: out.Decisions}
+		MaxSteps: h.st.maxSteps, Commit: headCommit(), Choices: out.Choices, Keeps: out.Keeps, Decisions: out.Decisions}
 	if out.Choices == nil {
 		rf.Choices = []uint64{}
 	}

@@ -104,11 +104,16 @@ func TestHarnessShrinksAFailingSeed(t *testing.T) {
 
 func TestReplayFileKeepsChoices(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.txt")
-	rf := replayFile{Test: "T", Seed: 1, Strategy: "replay(shrunk)", Commit: "x", Choices: []uint64{0, 1, 0xdeadbeef}, Decisions: []int32{0, 1}}
+	ops := make([]bool, 70)
+	ops[0], ops[69] = true, true
+	rf := replayFile{Test: "T", Seed: 1, Strategy: "replay(shrunk)", Commit: "x", Choices: []uint64{0, 1, 0xdeadbeef},
+		Keeps: sim.Keeps{Operations: ops, Faults: []bool{}}, Decisions: []int32{0, 1}}
 	require.NoError(t, writeReplay(path, rf))
 	back, err := readReplay(path)
 	require.NoError(t, err)
 	assert.Equal(t, rf.Choices, back.Choices)
+	assert.Equal(t, rf.Keeps.Operations, back.Keeps.Operations)
+	assert.Empty(t, back.Keeps.Faults)
 	assert.Equal(t, rf.Decisions, back.Decisions)
 
 	// "choices seed" (a seed's own run) reads as nil choices, and version 2
@@ -123,9 +128,12 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	assert.Equal(t, []int32{0, 1}, v2.Decisions)
 
 	for name, c := range map[string]struct{ text, want string }{
-		"few choices": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 3\ndecisions 1\n0x1\n", "announces 3 choices"},
-		"not hex":     {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\ndecisions 1\n12 0\n", "not a hex value"},
-		"bad count":   {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices many\ndecisions 1\n0\n", `neither "seed" nor a count`},
+		"few choices": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 3\nkeeps 0 0\ndecisions 1\n0x1\n", "announces 3 choices"},
+		"not hex":     {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 0 0\ndecisions 1\n12 0\n", "not a hex value"},
+		"bad count":   {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices many\nkeeps 0 0\ndecisions 1\n0\n", `neither "seed" nor a count`},
+		"few keeps":   {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 3 1\ndecisions 1\n0x1\n01\n0\n", "announces 4 Keep answers, the file holds 3"},
+		"not bits":    {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 2 0\ndecisions 1\n0x1\n0a\n0\n", "not a run of 0 and 1"},
+		"keeps mixed": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps 1 0\ndecisions 1\n0\n", "both come from the seed or neither"},
 	} {
 		_, err := parseReplay([]byte(c.text))
 		if assert.Error(t, err, name) {

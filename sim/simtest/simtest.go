@@ -370,7 +370,7 @@ func (h *harness) config(seed uint64) sim.Config {
 		cfg.MaxSteps = h.st.maxSteps
 	}
 	if rf := h.st.replay; rf != nil && rf.Choices != nil {
-		cfg.ReplayChoices, cfg.Choices = true, rf.Choices
+		cfg.ReplayChoices, cfg.Choices, cfg.Keeps = true, rf.Choices, rf.Keeps
 	}
 	return cfg
 }

@@ -186,6 +186,11 @@ func draw(rec *sim.Record) *drawing {
 		case sim.EventFault:
 			point(kFault, e, e.Text)
 		case sim.EventWait:
+			if !strings.Contains(e.Text, "Lock") {
+				// A sleep, or a worker idle until its next message, is
+				// the lane's background, not part of the interleaving.
+				continue
+			}
 			waits[e.Task] = add(shape{kind: kWait, lane: laneOf(e), s0: e.Seq, s1: end, t0: e.At, t1: endAt,
 				evs: []int{e.Seq}, label: "waits: " + strings.TrimSpace(e.Text+" "+e.Object), open: true})
 		case sim.EventLock, sim.EventRLock:

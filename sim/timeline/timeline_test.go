@@ -51,7 +51,8 @@ func staleRead(s *sim.Sim) {
 	})
 	s.Go("pod2/writer", func() {
 		defer wg.Done()
-		_ = s.Sleep(ctx, 2*time.Millisecond)
+		// Half a millisecond in, the reader still holds table: a lock wait.
+		_ = s.Sleep(ctx, 500*time.Microsecond)
 		op := s.OpBegin("write k=v2")
 		table.Lock()
 		start := s.Now()
@@ -114,10 +115,11 @@ func write(t *testing.T, p timeline.Page) string {
 func TestPageDrawsTheRun(t *testing.T) {
 	res := run(t, nil)
 	out := write(t, page(res))
-	for _, lane := range []string{"pod1/reader", "pod2/writer", "main", "pod1", "pod2"} {
+	for _, lane := range []string{"pod1/reader", "pod2/writer", "pod1", "pod2"} {
 		has(t, out, `data-lane="`+lane+`"`, "a lane for %s", lane)
 	}
 	hasNot(t, out, `data-lane="idle"`, "a task that only ran gets no lane")
+	hasNot(t, out, `data-lane="main"`, "nor one that only waited for its workers")
 	has(t, out, `data-group="pod1"`, "pod1's lanes are grouped")
 	has(t, out, `data-group="pod2"`)
 	has(t, out, `data-in-group="pod1"`, "the subscriber pod1 joins its pod")
@@ -127,7 +129,7 @@ func TestPageDrawsTheRun(t *testing.T) {
 	has(t, out, `class="bar op`, "an operation")
 	has(t, out, `write k=v2 → ok`, "an operation's label is its text and its answer")
 	has(t, out, `class="bar iv`, "a statement")
-	has(t, out, `conn 1: UPDATE k SET v=2 (snapshot 2ms)`)
+	has(t, out, `conn 1: UPDATE k SET v=2 (snapshot 1ms)`, "after its wait for the reader's hold")
 	has(t, out, `class="arr`, "a message's arrow")
 	has(t, out, `class="arr lost`, "a lost message's arrow")
 	has(t, out, `× lost`)

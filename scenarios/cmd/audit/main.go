@@ -49,6 +49,7 @@ func main() {
 	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
 	shrinkTries := flag.Int("shrink", 200, "shrink each caught mutant's first failing seed with at most this many re-runs, for AUDIT.md's minimal counterexamples (0: do not shrink)")
+	shrinkWall := flag.Duration("shrink-wall", 30*time.Second, "wall time each mutant's shrink may take at most (a shrink it stops says so in AUDIT.md)")
 	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
 	flag.Parse()
 	for _, f := range []struct {
@@ -81,11 +82,15 @@ func main() {
 		}
 		return
 	}
+	if *shrinkWall <= 0 {
+		fmt.Fprintf(os.Stderr, "audit: -shrink-wall must be positive, got %v\n", *shrinkWall)
+		os.Exit(2)
+	}
 	if *shrinkTries < 0 {
 		fmt.Fprintf(os.Stderr, "audit: -shrink must not be negative, got %d\n", *shrinkTries)
 		os.Exit(2)
 	}
-	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries); err != nil {
+	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkWall); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -150,7 +155,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries int) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries int, shrinkWall time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -168,7 +173,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		ms = slices.DeleteFunc(ms, func(m mutants.Mutant) bool { return !slices.Contains(want, m.ID) })
 	}
 	out = absOut(st.root, out)
-	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries}
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkWall: shrinkWall}
 	var ids []string
 	for _, m := range ms {
 		ids = append(ids, m.ID)

@@ -101,7 +101,9 @@ func (w *World) Run(p Plan) {
 			for range p.RecordsEach {
 				key := keys[s.Rand().IntN(len(keys))]
 				ts := w.Stamps.Next(s.Rand())
-				if s.Keep(sim.KeepOperation) {
+				// Labelled with its key: a shrinker keeps the records
+				// of the key a failure names (drains stay: unlabelled).
+				if s.KeepFor(sim.KeepOperation, key) {
 					check(w.Record(task, key, ts))
 				}
 				w.pause(p.Pause)
@@ -159,7 +161,7 @@ func (w *World) Run(p Plan) {
 				if from == to || s.Rand().IntN(4) == 0 {
 					from, to = w.Stamps.Base-int64(time.Hour), w.Stamps.Base+int64(240*time.Hour)
 				}
-				if s.Keep(sim.KeepOperation) {
+				if s.KeepFor(sim.KeepOperation, key) {
 					check(w.Query("querier", key, from, to))
 				}
 			}

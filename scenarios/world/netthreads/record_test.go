@@ -83,33 +83,20 @@ func TestPausesAndOperationsCanBeDropped(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, faults, "two pauses injected")
-	var ops, pauses []int
-	for _, k := range rec.KeepSites {
-		if k.What == sim.KeepFault {
-			pauses = append(pauses, k.Index)
-		} else {
-			ops = append(ops, k.Index)
-		}
-	}
-	require.Len(t, pauses, 2)
+	keeps := sim.KeepsOf(rec.KeepSites)
+	require.Len(t, keeps.Faults, 2)
 
-	// The first pause dropped: the cops run through it. (After it the
-	// world draws differently, so a later list entry may meet another
-	// question: a shrinker re-records and goes on.)
-	replay := func(zero []int) sim.Result {
-		edited := append([]uint64(nil), rec.Choices...)
-		for _, i := range zero {
-			edited[i] = 0
-		}
-		return sim.Run(sim.Config{Seed: 2, MaxVirtual: cfg.MaxVirtual, ReplayChoices: true, Choices: edited}, body)
+	// The first pause dropped: the cops run through it.
+	replay := func(k sim.Keeps) sim.Result {
+		return sim.Run(sim.Config{Seed: 2, MaxVirtual: cfg.MaxVirtual, ReplayChoices: true, Choices: rec.Choices, Keeps: k}, body)
 	}
-	r := replay(pauses[:1])
+	r := replay(keeps.Without(sim.KeepFault, 0))
 	require.NoError(t, r.Err, "the world stays consistent without the pause")
 	assert.GreaterOrEqual(t, r.Dropped.Faults, int64(1))
 	assert.Less(t, r.Kept.Faults, rec.Kept.Faults)
 
 	// The first few operations dropped: neither cop sees them.
-	r = replay(ops[:5])
+	r = replay(keeps.Without(sim.KeepOperation, 0, 1, 2, 3, 4))
 	require.NoError(t, r.Err, "the world stays consistent without those operations")
 	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))
 }

@@ -248,7 +248,7 @@ func (th *Thread) shortenedBelow(i int, held time.Time, was bool, inCallback boo
 // Like every operation on a connection (setActive, activity, closeConn), it
 // is one a shrinker may drop (sim.Keep): then neither cop sees it.
 func (th *Thread) setInactivity(i int, d time.Duration) {
-	if !th.w.s.Keep(sim.KeepOperation) {
+	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
 		return
 	}
 	op := th.opBegin("set-inactivity", i, d)
@@ -270,7 +270,7 @@ func (th *Thread) setInactivity(i int, d time.Duration) {
 
 // setActive arms (d > 0) or disarms connection i's active timeout.
 func (th *Thread) setActive(i int, d time.Duration) {
-	if !th.w.s.Keep(sim.KeepOperation) {
+	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
 		return
 	}
 	op := th.opBegin("set-active", i, d)
@@ -293,7 +293,7 @@ func (th *Thread) setActive(i int, d time.Duration) {
 // activity records network activity on connection i: the inactivity
 // deadline moves later, the wheel is not touched (TW-1).
 func (th *Thread) activity(i int) {
-	if !th.w.s.Keep(sim.KeepOperation) {
+	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
 		return
 	}
 	op := th.opBegin("activity", i, 0)
@@ -317,7 +317,7 @@ func (th *Thread) activity(i int) {
 // timeout callback, where the wheel may still owe continuations that the
 // reference's pass has already done.
 func (th *Thread) closeConn(i int, compare bool) {
-	if !th.w.s.Keep(sim.KeepOperation) {
+	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
 		return
 	}
 	op := th.opBegin("close", i, 0)
@@ -450,3 +450,8 @@ func (th *Thread) shortenInPass(j int) {
 	}
 	th.setInactivity(j, d-th.w.now())
 }
+
+// connLabel labels an operation on connection i (sim.Sim.KeepFor) as the
+// checks name it ("conn 7"), so that a shrinker keeps the operations of
+// the connection a failure names.
+func connLabel(i int) string { return fmt.Sprintf("conn %d", i+1) }

@@ -130,39 +130,23 @@ func TestDroppedOperationsAndFaultsAreNotIssued(t *testing.T) {
 	require.False(t, rec.ChoicesCut)
 	assert.Equal(t, asked, rec.Operations)
 	assert.Equal(t, asked, rec.Kept.Operations)
-	var ops, faults []int
-	for _, k := range rec.KeepSites {
-		switch k.What {
-		case sim.KeepOperation:
-			ops = append(ops, k.Index)
-		case sim.KeepFault:
-			faults = append(faults, k.Index)
-		}
-	}
-	require.Len(t, ops, int(asked))
-	require.Len(t, faults, int(rec.Kept.Faults))
-	require.NotEmpty(t, faults)
+	keeps := sim.KeepsOf(rec.KeepSites)
+	require.Len(t, keeps.Operations, int(asked))
+	require.Len(t, keeps.Faults, int(rec.Kept.Faults))
+	require.NotEmpty(t, keeps.Faults)
 
 	// The first few operations dropped: the clients skip them and go on.
-	edited := append([]uint64(nil), rec.Choices...)
-	for _, i := range ops[:3] {
-		edited[i] = 0
-	}
-	r := sim.Run(sim.Config{Seed: 5, ReplayChoices: true, Choices: edited}, churnOps)
+	r := sim.Run(sim.Config{Seed: 5, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, 0, 1, 2)}, churnOps)
 	require.NoError(t, r.Err)
 	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))
 	assert.Less(t, r.Operations, rec.Operations)
 	assert.Equal(t, asked, r.Operations+r.Dropped.Operations, "every client step still asks")
 
-	// Every fault dropped: the run takes the fault-free paths and stays
-	// healthy. (It drops the faults up to the first one exactly; after it
-	// the world no longer draws what it drew, so later list entries meet
-	// other questions: a shrinker re-records and goes on, see sim/shrink.)
-	edited = append([]uint64(nil), rec.Choices...)
-	for _, i := range faults {
-		edited[i] = 0
-	}
-	r = sim.Run(sim.Config{Seed: 5, ReplayChoices: true, Choices: edited}, churnOps)
+	// Every fault dropped: the run takes the fault-free paths, injects
+	// none and stays healthy (Keep answers are indexed by kind and
+	// ordinal, so no later answer lands on another question).
+	r = sim.Run(sim.Config{Seed: 5, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults()}, churnOps)
 	require.NoError(t, r.Err)
 	assert.GreaterOrEqual(t, r.Dropped.Faults, int64(1))
+	assert.Zero(t, r.Kept.Faults)
 }

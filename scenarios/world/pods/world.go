@@ -248,7 +248,14 @@ func (c Change) String() string {
 // The write is a client operation a shrinker may drop (sim.Keep): then it
 // returns ErrSkipped and changes nothing.
 func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, community, user, channel authz.ID) error {
-	if !w.S.Keep(sim.KeepOperation) {
+	// Labelled with the keys it changes (a path segment "*" for any), as
+	// the checks print keys: a shrinker keeps the writes of the key a
+	// failure names.
+	label := "*/" + Short(community) + "/*/" + Short(channel)
+	if ch == GrantMember || ch == RemoveMember {
+		label = "*/" + Short(community) + "/" + Short(user) + "/" + Short(channel)
+	}
+	if !w.S.KeepFor(sim.KeepOperation, label) {
 		return ErrSkipped
 	}
 	op := w.opBegin(ch.String(), pod, client, community, user, channel)
@@ -328,7 +335,7 @@ func (w *World) record(r ReadOp) {
 // operation a shrinker may drop (sim.Keep): then it returns ErrSkipped
 // without asking the pod and records nothing.
 func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community, reader authz.ID) ([]authz.ID, error) {
-	if !w.S.Keep(sim.KeepOperation) {
+	if !w.S.KeepFor(sim.KeepOperation, "oc/"+Short(community)+"/"+Short(reader)+"/*") {
 		return nil, ErrSkipped
 	}
 	op := w.opBegin("accessible", pod, client, community, reader)
@@ -364,7 +371,7 @@ func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community,
 
 // Granted asks pod whether reader may access one channel, and records it.
 func (w *World) Granted(ctx context.Context, pod *Pod, client int, community, reader, channel authz.ID) (bool, error) {
-	if !w.S.Keep(sim.KeepOperation) {
+	if !w.S.KeepFor(sim.KeepOperation, Key{Family: OC, Community: community, Subject: reader, Channel: channel}.String()) {
 		return false, ErrSkipped
 	}
 	op := w.opBegin("granted", pod, client, community, reader, channel)
@@ -385,7 +392,7 @@ func (w *World) Granted(ctx context.Context, pod *Pod, client int, community, re
 
 // IsMember asks pod's membership cache about one channel, and records it.
 func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
-	if !w.S.Keep(sim.KeepOperation) {
+	if !w.S.KeepFor(sim.KeepOperation, Key{Family: MS, Community: community, Subject: user, Channel: channel}.String()) {
 		return false, ErrSkipped
 	}
 	op := w.opBegin("is-member", pod, client, community, user, channel)
@@ -410,7 +417,7 @@ func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, u
 // A grant after the pod's latest write check of the key denied it is a
 // subscription that confirmed a membership the snapshot lacked.
 func (w *World) Subscribe(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
-	if !w.S.Keep(sim.KeepOperation) {
+	if !w.S.KeepFor(sim.KeepOperation, Key{Family: MS, Community: community, Subject: user, Channel: channel}.String()) {
 		return false, ErrSkipped
 	}
 	op := w.opBegin("subscribe", pod, client, community, user, channel)
