@@ -92,10 +92,15 @@ func TestReductionsKeepEveryFinalState(t *testing.T) {
 		{"timeouts and AfterFunc", program{tasks: [][]progOp{
 			{{opAfter, 0, 1}, {opSection, 0, 1}, {opSleep, 0, 2}}, {{opLockCtx, 0, 1}, {opSleep, 0, 1}}}}, 0},
 	}
-	maxBound, limit := 2, int64(16_000)
 	if underRace {
-		maxBound, limit = 1, 10_000
+		// Under the race detector the nine programs' explorations, about a
+		// hundred thousand runs with a goroutine each, peak at 3 GB and take
+		// 45 s; each alone stays under 1 GB. The explorer's hand-overs are
+		// raced by TestExploreProvesTheFence and the counting tests, and this
+		// test runs in full without -race in make unit.
+		t.Skip("the reduction comparison runs without -race (make unit); under it it peaks at 3 GB")
 	}
+	maxBound, limit := 2, int64(16_000)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := compareReductions(t, c.prog, maxBound, limit, true)

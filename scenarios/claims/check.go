@@ -85,6 +85,10 @@ func (s *Sample) Wrongly(describe func() string) {
 
 // Probe is a rare event a check's seeds must reach at least Min times in
 // all (sim.Sim.Probe counts it where the world or check observes it).
+// Min is declared for the check's default seed count: a run with fewer
+// seeds (-sim.seeds=2 in make determinism) must reach it at the same rate,
+// Min × seeds / default rounded up, and never less than once; a run with
+// more seeds must still reach Min.
 type Probe struct {
 	Name string // as passed to sim.Sim.Probe
 	What string // in words
@@ -240,7 +244,7 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 			t.Errorf("%s: writing the shard's samples: %v", c.Claim, err)
 		}
 	}
-	worst := merge(&o, c.Claim, c.Probes, seeds)
+	worst := merge(&o, c.Claim, c.Probes, c.Seeds, seeds)
 	if v, ok := values[worst]; c.Artifact != nil && ok {
 		dir := filepath.Join(simtest.ArtifactDir(t), fmt.Sprintf("seed=%#x", worst))
 		if err := os.MkdirAll(dir, 0o755); err == nil {
@@ -307,14 +311,14 @@ type SeedSample struct {
 }
 
 // merge folds the seeds into o and returns the worst seed.
-func merge(o *Outcome, claim string, required []Probe, seeds []SeedSample) uint64 {
+func merge(o *Outcome, claim string, required []Probe, defaultSeeds int, seeds []SeedSample) uint64 {
 	var worstSeed uint64
 	o.Seeds = len(seeds)
 	var values []float64
 	var limit float64
 	probes := map[string]*ProbeCount{}
 	for _, p := range required {
-		probes[p.Name] = &ProbeCount{Name: p.Name, Claim: claim, What: p.What, Min: p.Min}
+		probes[p.Name] = &ProbeCount{Name: p.Name, Claim: claim, What: p.What, Min: ProbeMin(p.Min, o.Seeds, defaultSeeds)}
 	}
 	atLeast := o.Bound != nil && o.Bound.Kind == AtLeast
 	for i := range seeds {
@@ -393,6 +397,19 @@ func merge(o *Outcome, claim string, required []Probe, seeds []SeedSample) uint6
 	return worstSeed
 }
 
+// ProbeMin is the number of times seeds seeds must reach a probe declared
+// as min over defaultSeeds seeds: the same rate, rounded up, at least once.
+func ProbeMin(min int64, seeds, defaultSeeds int) int64 {
+	if min <= 0 {
+		return 0
+	}
+	if defaultSeeds <= 0 || seeds >= defaultSeeds {
+		return min
+	}
+	scaled := (min*int64(seeds) + int64(defaultSeeds) - 1) / int64(defaultSeeds)
+	return max(scaled, 1)
+}
+
 // judge is the default rule: every seed passed, the worst figure is within
 // the bound (or nothing was wrong), tight bounds were reached, and every
 // probe was reached often enough.
@@ -407,6 +424,11 @@ func judge(o *Outcome, drives bool) string {
 		o.Problems = append(o.Problems, fmt.Sprintf("worst %s breaks the bound %s (%s): %s", o.Bound.Format(o.Worst), o.Bound, o.Bound.Name, o.Witness))
 	case o.Wrong > 0:
 		o.Problems = append(o.Problems, fmt.Sprintf("%d of %d observations wrong: %s", o.Wrong, o.Of, o.Witness))
+	}
+	if o.Wrong > o.Of && o.Of > 0 {
+		// The check's own bookkeeping is off: every wrong observation must
+		// be one of the observations it counted.
+		o.Problems = append(o.Problems, fmt.Sprintf("the check counted %d wrong of only %d observations: its tally is broken", o.Wrong, o.Of))
 	}
 	if drives && o.Bound != nil && o.Bound.Tight && o.Seen && o.Tightness < MinTightness {
 		o.Problems = append(o.Problems, fmt.Sprintf("the check reached only %.4f of its bound %s (worst %s): it cannot tell the bound from one %.0f%% wider",

@@ -108,3 +108,34 @@ func TestDeclaredChecks(t *testing.T) {
 	assert.Equal(t, Violated, recs[0].Verdict)
 	assert.Contains(t, out, "probe toy/served-late (an answer served late) reached 0 times in 3 seeds")
 }
+
+// TestProbeMinKeepsTheDefaultRate: fewer seeds than the default need the
+// same rate of a probe, never zero; more seeds still need the declared Min.
+func TestProbeMinKeepsTheDefaultRate(t *testing.T) {
+	for _, c := range []struct {
+		min        int64
+		seeds, def int
+		want       int64
+	}{
+		{10, 20, 20, 10},
+		{10, 50, 20, 10},
+		{10, 2, 20, 1},
+		{10, 5, 20, 3},
+		{5, 2, 10, 1},
+		{1, 1, 100, 1},
+		{0, 2, 20, 0},
+		{7, 3, 0, 7},
+	} {
+		assert.Equal(t, c.want, ProbeMin(c.min, c.seeds, c.def), "min %d at %d of %d seeds", c.min, c.seeds, c.def)
+	}
+}
+
+// TestMoreWrongThanObservedIsABrokenTally: a check that counts two wrong
+// series in one observed step has a tally no verdict can rest on.
+func TestMoreWrongThanObservedIsABrokenTally(t *testing.T) {
+	o := Outcome{Claim: "X-1", Seeds: 1, Wrong: 2, Of: 1, Witness: "w"}
+	assert.Equal(t, Violated, judge(&o, true))
+	assert.Contains(t, strings.Join(o.Problems, "; "), "counted 2 wrong of only 1 observations")
+	ok := Outcome{Claim: "X-1", Seeds: 1, Wrong: 0, Of: 5}
+	assert.Equal(t, Holds, judge(&ok, true))
+}

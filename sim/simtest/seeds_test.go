@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +44,9 @@ func lostUpdate(s *sim.Sim, broken bool) error {
 	return nil
 }
 
-var bodyCalls int
+// bodyCalls is atomic because the harness runs seeds ahead on parallel
+// workers; the count, not the order, is what the parent test reads.
+var bodyCalls atomic.Int64
 
 // TestFixtureValues returns one value per seed; the parent test checks that
 // the harness keeps exactly one per seed although -sim.determinism and the
@@ -51,7 +54,7 @@ var bodyCalls int
 func TestFixtureValues(t *testing.T) {
 	mode := fixture(t)
 	res := Seeds(t, Options{Seeds: 7}, func(s *sim.Sim) (uint64, error) {
-		bodyCalls++
+		bodyCalls.Add(1)
 		if mode == "values-fail" && s.Seed() == SeedAt(t.Name(), 3) {
 			return s.Seed() ^ 1, fmt.Errorf("the fourth seed fails on purpose")
 		}
@@ -61,7 +64,7 @@ func TestFixtureValues(t *testing.T) {
 	for i, r := range res.Runs {
 		ok = ok && r.Value == r.Seed^1 && r.Seed == SeedAt(t.Name(), i)
 	}
-	fmt.Printf("values: runs=%d seeds=%d failures=%d calls=%d consistent=%v\n", len(res.Runs), res.Seeds, res.Failures, bodyCalls, ok)
+	fmt.Printf("values: runs=%d seeds=%d failures=%d calls=%d consistent=%v\n", len(res.Runs), res.Seeds, res.Failures, bodyCalls.Load(), ok)
 }
 
 func TestSeedsKeepExactlyOneValuePerSeed(t *testing.T) {
@@ -109,20 +112,39 @@ func TestReplayFileHoldsEverySettingThatShapesARun(t *testing.T) {
 	} {
 		t.Run(strings.Join(flags, "_"), func(t *testing.T) {
 			dir := t.TempDir()
-			out, err := childRun(t, dir, "TestFixture", "fail", nil, append(flags, "-sim.record=false", "-sim.out="+dir+"/art")...)
+			f := printedFailure(t, dir, flags...)
+			again, err := childRun(t, dir, "TestFixture", "fail", nil, "-sim.replay="+f.replay, "-sim.out="+dir+"/art2")
 			require.Error(t, err)
-			hash := regexp.MustCompile(`trace hash (0x[0-9a-f]+)`).FindStringSubmatch(out)
-			failure := regexp.MustCompile(`failure    (.*)`).FindStringSubmatch(out)
-			replay := regexp.MustCompile(`-sim.replay=(\S+) -v`).FindStringSubmatch(out)
-			require.NotNil(t, hash, out)
-			require.NotNil(t, replay, out)
-			again, err := childRun(t, dir, "TestFixture", "fail", nil, "-sim.replay="+replay[1], "-sim.out="+dir+"/art2")
-			require.Error(t, err)
-			assert.Contains(t, again, "trace hash "+hash[1], again)
-			assert.Contains(t, again, "failure    "+failure[1])
-			assert.NotContains(t, again, "diverged")
+			f.reproducedBy(t, again)
 		})
 	}
+}
+
+// failureBlock is what a failing fixture run printed: its trace hash, its
+// failure line and the replay file it wrote.
+type failureBlock struct{ hash, failure, replay string }
+
+// printedFailure runs the failing fixture with flags and reads its block.
+func printedFailure(t *testing.T, dir string, flags ...string) failureBlock {
+	t.Helper()
+	out, err := childRun(t, dir, "TestFixture", "fail", nil, append(flags, "-sim.record=false", "-sim.out="+dir+"/art")...)
+	require.Error(t, err)
+	hash := regexp.MustCompile(`trace hash (0x[0-9a-f]+)`).FindStringSubmatch(out)
+	failure := regexp.MustCompile(`failure    (.*)`).FindStringSubmatch(out)
+	replay := regexp.MustCompile(`-sim.replay=(\S+) -v`).FindStringSubmatch(out)
+	require.NotNil(t, hash, out)
+	require.NotNil(t, failure, out)
+	require.NotNil(t, replay, out)
+	return failureBlock{hash: hash[1], failure: failure[1], replay: replay[1]}
+}
+
+// reproducedBy says that a replay's output shows the same failure with the
+// same trace hash, without diverging.
+func (f failureBlock) reproducedBy(t *testing.T, out string) {
+	t.Helper()
+	assert.Contains(t, out, "trace hash "+f.hash, out)
+	assert.Contains(t, out, "failure    "+f.failure)
+	assert.NotContains(t, out, "diverged")
 }
 
 func TestReplayFilesAreRefusedWhenTheyBelongElsewhere(t *testing.T) {
@@ -152,10 +174,10 @@ func TestReplayFilesAreRefusedWhenTheyBelongElsewhere(t *testing.T) {
 		"v1":        {"windtunnel decisions v1 seed=0x1 strategy=random\n0 1\n", "old (v1) decision file"},
 		"junk":      {"hello\n", "not a replay file"},
 		"order":     {replayMagic + "\nseed 0x1\n", `want the "test" line`},
-		"truncated": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\ndecisions 3\n0 1\n", "announces 3 decisions, the file holds 2"},
-		"extra":     {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\ndecisions 1\n0 1\n", "more than the 1 decisions"},
-		"negative":  {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime -1s\nmaxsteps 0\ncommit x\nchoices seed\ndecisions 1\n0\n", "negative step time"},
-		"bad id":    {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\ndecisions 1\n-3\n", "not a task id"},
+		"truncated": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 3\n0 1\n", "announces 3 decisions, the file holds 2"},
+		"extra":     {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 1\n0 1\n", "more than the 1 decisions"},
+		"negative":  {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime -1s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 1\n0\n", "negative step time"},
+		"bad id":    {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 1\n-3\n", "not a task id"},
 		"bad seed":  {replayMagic + "\ntest T\nseed zz\n", `header "seed"`},
 		"empty":     {"", "not a replay file"},
 	} {
