@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -65,6 +66,36 @@ type Event struct {
 	From   time.Duration // EventInterval: when it began; EventOpEnd: the invocation
 	Ref    int64         // EventOpBegin/OpEnd: the operation; EventSend/Receive/Lost: the message
 	Blame  string        // what a check said about it (Sim.Blame)
+}
+
+// String is the event in words, one line, as the interleaving table and
+// the timeline page show it (the page adds where an interval began).
+func (e Event) String() string {
+	switch e.Kind {
+	case EventSwitch:
+		return "▶ " + e.Text
+	case EventWait:
+		return "waits: " + e.Text + " " + e.Object
+	case EventLock, EventUnlock, EventRLock, EventRUnlock:
+		return e.Kind.String() + " " + e.Object
+	case EventOpBegin:
+		return "→ " + e.Text
+	case EventOpEnd:
+		return "← " + e.Text
+	case EventInterval:
+		return fmt.Sprintf("%s: %s [%s]", e.Object, e.Text, e.At-e.From)
+	case EventSend:
+		return fmt.Sprintf("send #%d %s", e.Ref, e.Text)
+	case EventReceive:
+		return fmt.Sprintf("%s got #%d %s", e.Object, e.Ref, e.Text)
+	case EventLost:
+		return fmt.Sprintf("#%d LOST for %s %s", e.Ref, e.Object, e.Text)
+	case EventFault:
+		return "FAULT " + e.Text
+	case EventNote:
+		return e.Text
+	}
+	return strings.TrimSpace(e.Kind.String() + " " + e.Text)
 }
 
 // Record is a run's full record.

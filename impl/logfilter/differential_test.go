@@ -11,40 +11,16 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
-
-// plainLists are the fixed lists of LF-2's differential.
-var plainLists = []string{
-	"",
-	"info",
-	"trace",
-	"off",
-	"warn,buzz_relay=debug",
-	"buzz_relay=trace",
-	"buzz_relay::conn=debug,buzz_relay=warn",
-	"buzz_relayer=info,buzz_relay=error",
-	"info,buzz_relay=off",
-	"debug,buzz_relay::conn=off,buzz_relay::conn::tls=trace",
-	"  warn , , buzz_relay::conn=DEBUG,, ",
-	"INFO,Buzz_Relay=DEBUG",
-	"buzz_relay=debug,buzz_relay=error",
-	"error,info",
-	"other=trace,buzz_relay::conn::tls=warn",
-	"buzz=trace",
-	"buzz_relay::conn::tls=debug,buzz_relay::conn=info,buzz_relay=warn,error",
-	",,,",
-	"Warn,buzz_relayer=TRACE,other=off",
-	"info=debug,buzz_relay::conn=error",
-	"buzz_relay::conn::tls=off,trace",
-}
 
 // LF-2: for every plain list, the target table logs exactly what the
 // span-aware filter built from the same list logs, event for event, inside
 // and outside spans; and New's filter is the target table.
 func TestLF2DifferentialFixed(t *testing.T) {
 	n := 0
-	for _, list := range plainLists {
+	for _, list := range logfiltertest.PlainLists {
 		require.True(t, logfilter.IsPlain(list), "%q", list)
 		n++
 		table, err := logfilter.NewTargets(list)
@@ -55,7 +31,7 @@ func TestLF2DifferentialFixed(t *testing.T) {
 
 		want := workload(t, aware)
 		got := workload(t, table)
-		require.Equal(t, want, got, "list %q: the target table differs from the span-aware filter at %s", list, diffLines(want, got))
+		require.Equal(t, want, got, "list %q: the target table differs from the span-aware filter at %s", list, logfiltertest.FirstDiff(want, got))
 		require.Equal(t, want, workload(t, routed), "list %q", list)
 	}
 	require.GreaterOrEqual(t, n, 17, "LF-2 needs at least 17 fixed plain lists")
@@ -157,7 +133,7 @@ func TestLF2DifferentialRapid(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want, got := workload(t, aware), workload(t, table); want != got {
-			t.Fatalf("list %q: target table differs from span-aware at %s", list, diffLines(want, got))
+			t.Fatalf("list %q: target table differs from span-aware at %s", list, logfiltertest.FirstDiff(want, got))
 		}
 	})
 }

@@ -3,7 +3,6 @@ package logfilter_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -181,24 +180,6 @@ func (m *countingRW) TryLock() bool { m.c.locks.Add(1); return m.RWMutex.TryLock
 func (m *countingRW) LockContext(ctx context.Context) error {
 	m.c.locks.Add(1)
 	return m.RWMutex.LockContext(ctx)
-}
-
-// diffLines shows the first differing line of two outputs.
-func diffLines(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\n  %q\n  %q", i+1, x, y)
-		}
-	}
-	return "identical"
 }
 
 // testTime stamps records made by hand; the text handler drops it.

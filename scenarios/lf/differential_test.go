@@ -8,40 +8,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
-
-// lf2Lists are the fixed plain lists of LF-2's differential (the source
-// text's test has 17): bare levels, targets with their nested targets and
-// prefix lookalikes, off, repeated targets, any case, whitespace and empty
-// segments.
-var lf2Lists = []string{
-	"",
-	"info",
-	"trace",
-	"off",
-	"warn,buzz_relay=debug",
-	"buzz_relay=trace",
-	"buzz_relay::conn=debug,buzz_relay=warn",
-	"buzz_relayer=info,buzz_relay=error",
-	"info,buzz_relay=off",
-	"debug,buzz_relay::conn=off,buzz_relay::conn::tls=trace",
-	"  warn , , buzz_relay::conn=DEBUG,, ",
-	"INFO,Buzz_Relay=DEBUG",
-	"buzz_relay=debug,buzz_relay=error",
-	"error,info",
-	"other=trace,buzz_relay::conn::tls=warn",
-	"buzz=trace",
-	"buzz_relay::conn::tls=debug,buzz_relay::conn=info,buzz_relay=warn,error",
-	",,,",
-	"Warn,buzz_relayer=TRACE,other=off",
-	"info=debug,buzz_relay::conn=error",
-	"buzz_relay::connection=trace,buzz_relay::conn=error",
-	"buzz_relay::con=trace,buzz_relay::conn=warn",
-	"off,buzz_relay::conn::tls=info,buzz_relay=debug",
-	"trace,buzz_relay=off,buzz_relayer=off,other=off,buzz_relay::connection=info",
-}
 
 // lf2Rules are the targets generated lists name: the event targets, their
 // parents and shorter lookalikes.
@@ -95,11 +65,11 @@ func (tl *lf2Tally) differential(list, why string) {
 	switch {
 	case gotTable != want:
 		wrong("the target table logged otherwise than the span-aware filter (%d vs %d records), first difference: %s",
-			lines(gotTable), lines(want), firstDiff(gotTable, want))
+			lines(gotTable), lines(want), logfiltertest.FirstDiff(gotTable, want))
 	case gotRouted != want:
-		wrong("New's filter logged otherwise than the span-aware filter, first difference: %s", firstDiff(gotRouted, want))
+		wrong("New's filter logged otherwise than the span-aware filter, first difference: %s", logfiltertest.FirstDiff(gotRouted, want))
 	case want != refWorkload(ref):
-		wrong("both paths agree but differ from the reference reading of the list, first difference: %s", firstDiff(want, refWorkload(ref)))
+		wrong("both paths agree but differ from the reference reading of the list, first difference: %s", logfiltertest.FirstDiff(want, refWorkload(ref)))
 	}
 }
 
@@ -114,7 +84,7 @@ func (tl *lf2Tally) differential(list, why string) {
 func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {
 	var tl lf2Tally
 	defer func() { tl.report(t) }()
-	for _, list := range lf2Lists {
+	for _, list := range logfiltertest.PlainLists {
 		tl.fixed++
 		tl.differential(list, "fixed")
 	}

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
@@ -84,7 +85,7 @@ func (tl *lf3Tally) routing(list string, wrong func(string, ...any)) bool {
 	}
 	want, _, _ := workload(aware)
 	if got, _, _ := workload(routed); got != want {
-		wrong("New's filter logged otherwise than the span-aware filter: %s", firstDiff(got, want))
+		wrong("New's filter logged otherwise than the span-aware filter: %s", logfiltertest.FirstDiff(got, want))
 	}
 	table, err := logfilter.NewTargets(list)
 	if err != nil {

@@ -522,24 +522,6 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// firstDiff shows the first differing line of two outputs.
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d: %q vs %q", i+1, x, y)
-		}
-	}
-	return "identical"
-}
-
 // lines counts the records in captured output.
 func lines(out string) int { return strings.Count(out, "\n") }
 

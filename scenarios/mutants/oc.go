@@ -113,6 +113,33 @@ var ocMetricMutants = []Mutant{
 		Tests: "^TestOC9_",
 		Pkg:   "./scenarios/oc",
 	},
+	{
+		ID: "oc-member-hits-unregistered", Claims: []string{"OC-9"},
+		What:  "accessible_channels_cache_hits_total is counted but never registered: the exporter does not show it",
+		File:  "impl/accesschannels/metrics.go",
+		Old:   "\tm.reg.Counter(MetricMemberHits, \"Per-reader member-channel half served from cache (member half only).\", &m.memberHits)\n",
+		New:   "",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-open-hits-renamed", Claims: []string{"OC-9"},
+		What:  "open_channels_cache_hits_total is registered under another name (open_channels_cache_hit_total)",
+		File:  "impl/accesschannels/metrics.go",
+		Old:   "m.reg.Counter(MetricOpenHits,",
+		New:   "m.reg.Counter(\"open_channels_cache_hit_total\",",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-miss-reason-mislabelled", Claims: []string{"OC-9"},
+		What:  "open-set misses are labelled cause=… instead of the source text's reason=…",
+		File:  "impl/accesschannels/metrics.go",
+		Old:   "stats.NewCounterVec(\"reason\", ReasonAbsent, ReasonExpired)",
+		New:   "stats.NewCounterVec(\"cause\", ReasonAbsent, ReasonExpired)",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
 }
 
 // ocSites are where impl/accesschannels (and the wcache under it) encodes

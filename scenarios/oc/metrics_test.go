@@ -102,9 +102,9 @@ func TestOC9_MetricsMatchEvents(t *testing.T) {
 					clear(memberFill)
 					haveOpen = false
 				}
-				smp.Of++
 				got := pod.OC.Metrics().Snapshot()
 				for _, name := range named {
+					smp.Of++ // one comparison per named series per step
 					v, ok := got[name]
 					switch {
 					case !ok:
@@ -125,7 +125,7 @@ func TestOC9_MetricsMatchEvents(t *testing.T) {
 		},
 		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d of %d steps left a series of %d named by the source text different from the harness's count, or missing", o.Wrong, o.Of, len(named))
+			return fmt.Sprintf("%d of %d comparisons (each of the %d series the source text names, after every step) found the series missing or different from the harness's count", o.Wrong, o.Of, len(named))
 		},
 	})
 }

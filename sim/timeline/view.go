@@ -117,36 +117,17 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// describe is an event in a line, for tooltips and the blamed table.
+// describe is an event in a line, for tooltips and the blamed table: the
+// record's own words, with where an interval began and a switch without a
+// task named as such.
 func describe(e sim.Event) string {
-	switch e.Kind {
-	case sim.EventSwitch:
-		if e.Ref >= 0 {
-			return "▶ " + e.Text
-		}
+	switch {
+	case e.Kind == sim.EventSwitch && e.Ref < 0:
 		return "switch"
-	case sim.EventWait:
-		return "waits: " + e.Text + " " + e.Object
-	case sim.EventLock, sim.EventUnlock, sim.EventRLock, sim.EventRUnlock:
-		return e.Kind.String() + " " + e.Object
-	case sim.EventOpBegin:
-		return "→ " + e.Text
-	case sim.EventOpEnd:
-		return "← " + e.Text
-	case sim.EventInterval:
+	case e.Kind == sim.EventInterval:
 		return fmt.Sprintf("%s: %s [%s from %s]", e.Object, e.Text, dur(e.At-e.From), at(e.From))
-	case sim.EventSend:
-		return fmt.Sprintf("send #%d %s", e.Ref, e.Text)
-	case sim.EventReceive:
-		return fmt.Sprintf("%s got #%d %s", e.Object, e.Ref, e.Text)
-	case sim.EventLost:
-		return fmt.Sprintf("#%d LOST for %s %s", e.Ref, e.Object, e.Text)
-	case sim.EventFault:
-		return "FAULT " + e.Text
-	case sim.EventNote:
-		return e.Text
 	}
-	return strings.TrimSpace(e.Kind.String() + " " + e.Text)
+	return e.String()
 }
 
 // visible is a marker's label on the chart: only what a person scans for.
