@@ -56,6 +56,10 @@ type ShrinkStats struct {
 	Shrunk, Failed, MetGoal int
 	Median                  time.Duration
 	Missed                  []string // mutants whose counterexample is larger than the goal, with their sizes
+	// Unshrunk are the caught mutants without a shrink: caught by an
+	// aggregate verdict, a proof or a test outside the seed harness, or a
+	// shrink that did not leave its summary.
+	Unshrunk []string
 }
 
 // Shrinks computes ShrinkStats over the mutants.
@@ -66,6 +70,9 @@ func Shrinks(ms []MutantResult) ShrinkStats {
 		s := m.Shrunk
 		switch {
 		case s == nil:
+			if m.Caught {
+				st.Unshrunk = append(st.Unshrunk, fmt.Sprintf("%s (caught by %s)", m.ID, oneLine(m.CaughtBy, 60)))
+			}
 			continue
 		case s.ShrinkFail != "":
 			st.Failed++
@@ -130,11 +137,18 @@ func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
 	if st.Shrunk+st.Failed == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n## Counterexamples\n\nEach caught mutant's first failing seed, shrunk (`-sim.shrink`) to fewer operations, faults and preemptions while it fails the same way. %d shrunk, %d of them to at most %d operations and %d preemptions; %d could not be shrunk; median shrink time %v.\n\n",
-		st.Shrunk, st.MetGoal, GoalOperations, GoalPreemptions, st.Failed, st.Median)
+	fmt.Fprintf(b, "\n## Counterexamples\n\nEach caught mutant's first failing seed, shrunk (`-sim.shrink`) to fewer operations, faults and preemptions while it fails the same way. %d shrunk, %d of them to at most %d operations and %d preemptions; %d could not be shrunk; %d caught mutants have no shrunk seed; median shrink time %v.\n\n",
+		st.Shrunk, st.MetGoal, GoalOperations, GoalPreemptions, st.Failed, len(st.Unshrunk), st.Median)
 	if len(st.Missed) > 0 {
 		b.WriteString("Larger than that, or not shrunk:\n\n")
 		for _, m := range st.Missed {
+			fmt.Fprintf(b, "- %s\n", mdCell(m))
+		}
+		b.WriteString("\n")
+	}
+	if len(st.Unshrunk) > 0 {
+		b.WriteString("Caught without a shrunk seed (an aggregate verdict over seeds that each passed, a proof, or a test outside the seed harness):\n\n")
+		for _, m := range st.Unshrunk {
 			fmt.Fprintf(b, "- %s\n", mdCell(m))
 		}
 		b.WriteString("\n")

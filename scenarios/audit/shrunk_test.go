@@ -18,7 +18,8 @@ func TestShrinkStatsAreComputedFromTheSummaries(t *testing.T) {
 		{ID: "small", Caught: true, Shrunk: &simtest.ShrinkSummary{After: shrink.Stats{Operations: 2, Preemptions: 1}, WallMs: 300}},
 		{ID: "big", Caught: true, Shrunk: &simtest.ShrinkSummary{After: shrink.Stats{Operations: 40, Preemptions: 2}, WallMs: 900}},
 		{ID: "failed", Caught: true, Shrunk: &simtest.ShrinkSummary{ShrinkFail: "the failure does not reproduce"}},
-		{ID: "none", Caught: true},
+		{ID: "none", Caught: true, CaughtBy: "TestOC6_X (its verdict over all seeds)"},
+		{ID: "survivor"},
 	}
 	st := Shrinks(ms)
 	assert.Equal(t, 2, st.Shrunk)
@@ -26,6 +27,7 @@ func TestShrinkStatsAreComputedFromTheSummaries(t *testing.T) {
 	assert.Equal(t, 1, st.Failed)
 	assert.Equal(t, int64(900), st.Median.Milliseconds(), "median of 300 and 900 by the upper middle")
 	assert.Equal(t, []string{"big: 40 operations, 2 preemptions", "failed: not shrunk: the failure does not reproduce"}, st.Missed)
+	assert.Equal(t, []string{"none (caught by TestOC6_X (its verdict over all seeds))"}, st.Unshrunk, "a caught mutant without a shrink is counted, a survivor is not")
 }
 
 func TestAuditMarkdownLinksCounterexamples(t *testing.T) {

@@ -511,7 +511,9 @@ func (sh *shrinker) shrinkSchedule() {
 	for chunk := max(len(sh.res.PreemptionSteps)/2, 1); sh.budget(); chunk = max(chunk/2, 1) {
 		for end := len(sh.res.PreemptionSteps); end > 0 && sh.budget(); {
 			steps := sh.res.PreemptionSteps
-			end = min(end, len(steps))
+			if end = min(end, len(steps)); end == 0 {
+				break // the last accepted run has no preemption left
+			}
 			from := max(end-chunk, 0)
 			dec, undone := sh.decisions, 0
 			for i := end - 1; i >= from; i-- { // later ones first: earlier steps keep their place

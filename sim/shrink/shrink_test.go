@@ -186,3 +186,39 @@ func TestNames(t *testing.T) {
 		assert.Equal(t, want, shrink.Names(failure, label), label)
 	}
 }
+
+// sequentialBug fails whatever the schedule: three tasks yield often (so a
+// random walk preempts them many times) and the check fails once an
+// operation ran. The shrinker must take every preemption away and stop
+// there, not index past the last one.
+func sequentialBug(s *sim.Sim) {
+	wg := s.NewWaitGroup("tasks")
+	wg.Add(3)
+	ran := 0
+	for i := range 3 {
+		s.Go(fmt.Sprintf("task%d", i), func() {
+			defer wg.Done()
+			for range 20 {
+				s.Yield()
+			}
+			if s.Keep(sim.KeepOperation) {
+				op := s.OpBegin("write")
+				ran++
+				s.OpEnd(op, "ok")
+			}
+		})
+	}
+	_ = wg.Wait(context.Background())
+	if ran > 0 {
+		s.Failf("an operation ran")
+	}
+}
+
+func TestShrinkingASequentialBugEndsWithoutPreemptions(t *testing.T) {
+	cfg, failure := firstFailing(t, sequentialBug)
+	out, err := shrink.Shrink(runner(sequentialBug), cfg, failure, shrink.Options{})
+	require.NoError(t, err)
+	assert.Greater(t, out.Before.Preemptions, int64(3), "the random walk preempted the tasks")
+	assert.Equal(t, int64(0), out.After.Preemptions)
+	assert.Equal(t, int64(1), out.After.Operations)
+}

@@ -62,15 +62,24 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 		strategy = func() sim.Strategy { return sim.Guided(rf.Decisions) }
 	}
 	t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs)", ps.seed, h.st.shrinkTries)
-	out, err := shrink.Shrink(func(cfg sim.Config) (sim.Result, string) {
-		res, _, f := h.runConfig(cfg)
-		return res, f
-	}, base, failure, shrink.Options{
-		MaxAttempts: h.st.shrinkTries,
-		MaxWall:     h.st.shrinkWall,
-		Strategy:    strategy,
-		Progress:    func(l string) { t.Log("windtunnel: " + l) },
-	})
+	out, err := func() (out shrink.Outcome, err error) {
+		// A bug in the shrinker must not take the failure report with it:
+		// the seed's block above stands, the shrink says what went wrong.
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("the shrinker panicked (a windtunnel bug; the failure above stands): %v", r)
+			}
+		}()
+		return shrink.Shrink(func(cfg sim.Config) (sim.Result, string) {
+			res, _, f := h.runConfig(cfg)
+			return res, f
+		}, base, failure, shrink.Options{
+			MaxAttempts: h.st.shrinkTries,
+			MaxWall:     h.st.shrinkWall,
+			Strategy:    strategy,
+			Progress:    func(l string) { t.Log("windtunnel: " + l) },
+		})
+	}()
 	if err != nil {
 		return fail(err)
 	}
