@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
@@ -42,11 +43,11 @@ func BenchmarkSpanEnterExit(b *testing.B) {
 				b.Fatal(err)
 			}
 			spans := logfilter.NewSpans(logs, otel)
-			lh, err := spans.Handler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: allLevels}), logs)
+			lh, err := spans.Handler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: logfiltertest.AllLevels}), logs)
 			if err != nil {
 				b.Fatal(err)
 			}
-			oh, err := spans.Handler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: allLevels}), otel)
+			oh, err := spans.Handler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: logfiltertest.AllLevels}), otel)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -162,7 +162,7 @@ func TestLF2OddTargetsRapid(t *testing.T) {
 			t.Fatal(err)
 		}
 		target := rapid.StringOfN(rapid.SampledFrom([]rune("ab:_")), 0, 10, -1).Draw(t, "event target")
-		for _, l := range eventLevels {
+		for _, l := range logfiltertest.EventLevels {
 			te := enabled(t, table, context.Background(), target, l)
 			ae := enabled(t, aware, context.Background(), target, l)
 			if te != ae {

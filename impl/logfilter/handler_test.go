@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
@@ -93,7 +94,7 @@ func TestSpansIndependentAndNilSafe(t *testing.T) {
 	inside := sp.Enter(nilCtx)
 	assert.True(t, enabledIn(t, one, f, inside, "", slog.LevelDebug))
 	assert.NotNil(t, sp.Exit(nilCtx))
-	h, err := one.Handler(textHandler(new(bytes.Buffer)), f)
+	h, err := one.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), f)
 	require.NoError(t, err)
 	assert.False(t, h.Enabled(nilCtx, slog.LevelDebug))
 	assert.NoError(t, h.Handle(nilCtx, slog.NewRecord(testTime, slog.LevelDebug, "x", 0)))

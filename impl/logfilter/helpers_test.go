@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
@@ -21,90 +22,21 @@ type tb interface {
 	FailNow()
 }
 
-// The six event targets of the differential (LF-2): a target, a nested one
-// and a doubly nested one, the prefix lookalike buzz_relayer, an unrelated
-// target and the empty target of a logger without one.
-var eventTargets = []string{
-	"buzz_relay",
-	"buzz_relay::conn",
-	"buzz_relay::conn::tls",
-	"buzz_relayer",
-	"other",
-	"",
-}
-
-// eventLevels are every named level plus the levels just below and just
-// above each, so that a comparison off by one shows.
-var eventLevels = func() []slog.Level {
-	var out []slog.Level
-	for _, l := range []slog.Level{logfilter.LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
-		out = append(out, l-1, l, l+1)
-	}
-	return append(out, slog.LevelError+20)
-}()
-
-// allLevels lets the wrapped handler pass everything: only the filter
-// decides.
-const allLevels = slog.Level(-1 << 20)
-
-// textHandler writes records as text into buf, without the time, so that
-// two runs of one workload can be compared byte for byte.
-func textHandler(buf *bytes.Buffer) slog.Handler {
-	return slog.NewTextHandler(buf, &slog.HandlerOptions{
-		Level: allLevels,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	})
-}
-
 // handlerFor builds a one-filter registry and its handler into buf.
 func handlerFor(t tb, f *logfilter.Filter, buf *bytes.Buffer) (*logfilter.Spans, *logfilter.Handler) {
 	t.Helper()
 	spans := logfilter.NewSpans(f)
-	h, err := spans.Handler(textHandler(buf), f)
+	h, err := spans.Handler(logfiltertest.TextHandler(buf), f)
 	require.NoError(t, err)
 	return spans, h
 }
 
-// workload logs an event at every level from every target, outside spans,
-// inside a conn span, inside a request span nested in it, inside a request
-// span alone, and after exiting them, and returns what the handler wrote.
+// workload is logfiltertest.Workload's output for f.
 func workload(t tb, f *logfilter.Filter) string {
 	t.Helper()
-	var buf bytes.Buffer
-	spans, h := handlerFor(t, f, &buf)
-	base := slog.New(h)
-	conn := spans.Start("buzz_relay::conn", "conn", slog.String("peer", "a"))
-	defer conn.Close()
-	req := spans.Start("other", "request", slog.Int("id", 7))
-	defer req.Close()
-
-	logAll := func(ctx context.Context, where string) {
-		for _, target := range eventTargets {
-			logger := base.With(logfilter.Target(target))
-			for _, l := range eventLevels {
-				logger.Log(ctx, l, "event", "where", where)
-			}
-		}
-	}
-	ctx := context.Background()
-	logAll(ctx, "outside")
-	inConn := conn.Enter(ctx)
-	logAll(inConn, "conn")
-	inReq := req.Enter(inConn)
-	logAll(inReq, "conn/request")
-	inConn = req.Exit(inReq)
-	logAll(inConn, "conn after request")
-	ctx = conn.Exit(inConn)
-	logAll(ctx, "after conn")
-	alone := req.Enter(ctx)
-	logAll(alone, "request")
-	logAll(req.Exit(alone), "after request")
-	return buf.String()
+	out, _, err := logfiltertest.Workload(f)
+	require.NoError(t, err)
+	return out
 }
 
 // mustNew builds a filter and checks the path it took.
@@ -127,7 +59,7 @@ func enabled(t tb, f *logfilter.Filter, ctx context.Context, target string, leve
 // logged with ctx passes.
 func enabledIn(t tb, spans *logfilter.Spans, f *logfilter.Filter, ctx context.Context, target string, level slog.Level) bool {
 	t.Helper()
-	h, err := spans.Handler(textHandler(new(bytes.Buffer)), f)
+	h, err := spans.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), f)
 	require.NoError(t, err)
 	return h.WithAttrs([]slog.Attr{logfilter.Target(target)}).Enabled(ctx, level)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/sim"
 )
@@ -22,9 +23,9 @@ func install(t tb, r rt.Runtime, logsList, otelList string, kind logfilter.Kind)
 	logs := mustNew(t, r, logsList, kind)
 	otel := mustNew(t, r, otelList, kind)
 	spans := logfilter.NewSpans(logs, otel)
-	lh, err := spans.Handler(textHandler(new(bytes.Buffer)), logs)
+	lh, err := spans.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), logs)
 	require.NoError(t, err)
-	oh, err := spans.Handler(textHandler(new(bytes.Buffer)), otel)
+	oh, err := spans.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), otel)
 	require.NoError(t, err)
 	return spans, slog.New(slog.NewMultiHandler(lh, oh)).With(logfilter.Target("buzz_relay::conn"))
 }

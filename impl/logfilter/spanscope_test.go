@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/sim"
 )
@@ -22,7 +23,7 @@ func TestLF4SpanScope(t *testing.T) {
 	f := mustNew(t, rt.Real(), "warn,[conn]=debug", logfilter.KindSpanAware)
 	spans := logfilter.NewSpans(f)
 	var buf bytes.Buffer
-	h, err := spans.Handler(textHandler(&buf), f)
+	h, err := spans.Handler(logfiltertest.TextHandler(&buf), f)
 	require.NoError(t, err)
 	logger := slog.New(h).With(logfilter.Target("buzz_relay::conn"))
 	other := slog.New(h).With(logfilter.Target("unrelated"))
@@ -126,7 +127,7 @@ func TestLF4TargetAndFieldDirectives(t *testing.T) {
 	} {
 		sp := spans.Start(c.target, c.name, c.fields...)
 		ctx := sp.Enter(context.Background())
-		for _, l := range eventLevels {
+		for _, l := range logfiltertest.EventLevels {
 			want := l >= slog.LevelError || (c.want != logfilter.LevelOff && l >= c.want)
 			assert.Equal(t, want, enabledIn(t, spans, f, ctx, "any", l), "span %s %s %v, event at %v", c.target, c.name, c.fields, l)
 		}
@@ -157,9 +158,9 @@ func TestLF4RealGoroutines(t *testing.T) {
 	otel := mustNew(t, rt.Real(), "error,[request]=trace", logfilter.KindSpanAware)
 	spans := logfilter.NewSpans(logs, otel)
 	var logBuf, otelBuf bytes.Buffer
-	lh, err := spans.Handler(textHandler(&logBuf), logs)
+	lh, err := spans.Handler(logfiltertest.TextHandler(&logBuf), logs)
 	require.NoError(t, err)
-	oh, err := spans.Handler(textHandler(&otelBuf), otel)
+	oh, err := spans.Handler(logfiltertest.TextHandler(&otelBuf), otel)
 	require.NoError(t, err)
 	base := slog.New(slog.NewMultiHandler(lh, oh))
 
@@ -234,7 +235,7 @@ func TestLF4Simulated(t *testing.T) {
 				return
 			}
 			spans := logfilter.NewSpans(f)
-			h, err := spans.Handler(textHandler(new(bytes.Buffer)), f)
+			h, err := spans.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), f)
 			if err != nil {
 				s.Failf("%v", err)
 				return

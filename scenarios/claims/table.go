@@ -148,6 +148,9 @@ func FormatValue(v float64, u Unit) string {
 		}
 		return fmt.Sprintf("%.0f B", v)
 	case Ratio:
+		if v >= 100 {
+			return fmt.Sprintf("%.0fx", v) // 10000x, not 1e+04x
+		}
 		return fmt.Sprintf("%.3gx", v)
 	case Percent:
 		return fmt.Sprintf("%.4g%%", v)
@@ -220,8 +223,8 @@ var Table = []Bound{
 		Source: "timer-wheel-inactivity-cop.txt: \"proxy.config.net.inactivity_cop_budget (default 4096)\""},
 	{Claim: "TW-4", Name: "continuation", Value: 0.001, Unit: Seconds, Kind: Exactly,
 		Source: "timer-wheel-inactivity-cop.txt: \"When a pass hits the budget it yields to the poll loop and continues 1 ms later\""},
-	{Claim: "TW-9", Name: "pass speedup", Value: 1000, Unit: Ratio, Kind: AtLeast,
-		Source: "timer-wheel-inactivity-cop.txt: \"a pass drops from ~15.9 ms to ~0.1 µs\" (we ask for three orders of magnitude)"},
+	{Claim: "TW-9", Name: "pass speedup", Value: 10_000, Unit: Ratio, Kind: AtLeast,
+		Source: "timer-wheel-inactivity-cop.txt: \"a pass drops from ~15.9 ms to ~0.1 µs\" (~159,000x; we ask for four orders of magnitude, the figures being approximate and the machine another)"},
 	{Claim: "LF-5", Name: "target path locks per span enter or exit", Value: 0, Unit: Count, Kind: Exactly,
 		Source: "open-channels-cache.txt: \"Plain target=level directive lists now filter through tracing_subscriber::filter::Targets, which keeps no per-span state\""},
 	{Claim: "LF-5", Name: "span-aware read locks per span enter or exit", Value: 2, Unit: Count, Kind: Exactly,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
@@ -73,7 +74,7 @@ func benchInstall(b *testing.B, mk func(rt.Runtime, string) (*logfilter.Filter, 
 		b.Fatalf("the benchmark's filters took the %v and %v paths, want %v", logs.Kind(), otel.Kind(), want)
 	}
 	spans := logfilter.NewSpans(logs, otel)
-	discard := slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: allLevels})
+	discard := slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: logfiltertest.AllLevels})
 	lh, err := spans.Handler(discard, logs)
 	if err != nil {
 		b.Fatal(err)

@@ -53,15 +53,15 @@ func (tl *lf2Tally) differential(list, why string) {
 		wrong("a plain list was rejected: New %v, NewTargets %v, NewSpanAware %v", err1, err2, err3)
 		return
 	}
-	want, n, err := workload(aware)
+	want, n, err := logfiltertest.Workload(aware)
 	if err != nil {
 		wrong("%v", err)
 		return
 	}
 	tl.events += int64(n)
 	tl.written += int64(lines(want))
-	gotTable, _, _ := workload(table)
-	gotRouted, _, _ := workload(routed)
+	gotTable, _, _ := logfiltertest.Workload(table)
+	gotRouted, _, _ := logfiltertest.Workload(routed)
 	switch {
 	case gotTable != want:
 		wrong("the target table logged otherwise than the span-aware filter (%d vs %d records), first difference: %s",
@@ -138,7 +138,7 @@ func (tl *lf2Tally) report(t *testing.T) {
 	claims.Report(t, claims.Record{
 		ID: "LF-2", Verdict: verdict,
 		Measured: fmt.Sprintf("%d of %d plain lists (%d fixed, %d generated) made the target table (or New's filter, or the reference reading) log otherwise than the span-aware filter; %d events per filter compared (%d target-level pairs at %d places inside and outside spans per list), of which the span-aware filter logged %d",
-			smp.Wrong, smp.Of, tl.fixed, tl.built, tl.events, len(allTargets)*len(eventLevels), 7, tl.written),
+			smp.Wrong, smp.Of, tl.fixed, tl.built, tl.events, len(logfiltertest.AllTargets)*len(logfiltertest.EventLevels), 7, tl.written),
 		Bound: "0 wrong", Value: float64(smp.Wrong), Seeds: 1, Witness: smp.Witness,
 		Note: "deterministic fixed lists plus pgregory.net/rapid lists, no simulator; captured slog text output compared byte for byte",
 	})

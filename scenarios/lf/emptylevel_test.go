@@ -33,7 +33,7 @@ var lf3Directed = []struct{ list, target string }{
 // from target outside spans: judged by the captured output.
 func logsEvent(f *logfilter.Filter, target string, level slog.Level) (bool, error) {
 	var buf bytes.Buffer
-	h, err := logfilter.NewSpans(f).Handler(textHandler(&buf), f)
+	h, err := logfilter.NewSpans(f).Handler(logfiltertest.TextHandler(&buf), f)
 	if err != nil {
 		return false, err
 	}
@@ -45,7 +45,7 @@ func logsEvent(f *logfilter.Filter, target string, level slog.Level) (bool, erro
 // and those below it at a "::" boundary), by the checks' own rule.
 func covered(target string) []string {
 	var out []string
-	for _, e := range eventTargets {
+	for _, e := range logfiltertest.EventTargets {
 		if e == target || strings.HasPrefix(e, target+"::") {
 			out = append(out, e)
 		}
@@ -83,15 +83,15 @@ func (tl *lf3Tally) routing(list string, wrong func(string, ...any)) bool {
 		wrong("the span-aware filter rejected it: %v", err)
 		return false
 	}
-	want, _, _ := workload(aware)
-	if got, _, _ := workload(routed); got != want {
+	want, _, _ := logfiltertest.Workload(aware)
+	if got, _, _ := logfiltertest.Workload(routed); got != want {
 		wrong("New's filter logged otherwise than the span-aware filter: %s", logfiltertest.FirstDiff(got, want))
 	}
 	table, err := logfilter.NewTargets(list)
 	if err != nil {
 		return false
 	}
-	got, _, _ := workload(table)
+	got, _, _ := logfiltertest.Workload(table)
 	return got != want
 }
 

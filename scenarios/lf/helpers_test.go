@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
@@ -26,51 +27,6 @@ const (
 
 // namedLevels are the levels a directive can name (off aside).
 var namedLevels = []slog.Level{levelTrace, levelDebug, levelInfo, levelWarn, levelError}
-
-// eventLevels are every named level and the levels just below and just
-// above each, so that a comparison off by one shows, and one far above.
-var eventLevels = func() []slog.Level {
-	var out []slog.Level
-	for _, l := range namedLevels {
-		out = append(out, l-1, l, l+1)
-	}
-	return append(out, levelError+20)
-}()
-
-// eventTargets are the six event targets of the differential (LF-2): a
-// target, one nested in it and one nested twice, the prefix lookalike of the
-// first (buzz_relayer) and of the second (buzz_relay::connection), and an
-// unrelated target. Events are also logged from a logger without a target.
-var eventTargets = []string{
-	"buzz_relay",
-	"buzz_relay::conn",
-	"buzz_relay::conn::tls",
-	"buzz_relayer",
-	"buzz_relay::connection",
-	"other",
-}
-
-// allTargets are the event targets and the empty target of a logger that
-// sets none.
-var allTargets = append(append([]string{}, eventTargets...), "")
-
-// allLevels lets the wrapped handler pass everything: only the filter
-// decides what is written.
-const allLevels = slog.Level(-1 << 20)
-
-// textHandler writes records as text into buf, without the time, so that
-// the outputs of two filters can be compared byte for byte.
-func textHandler(buf *bytes.Buffer) slog.Handler {
-	return slog.NewTextHandler(buf, &slog.HandlerOptions{
-		Level: allLevels,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	})
-}
 
 // lockCounter is an rt.Runtime that counts, from outside the package, the
 // locks created through it and every acquisition of them, and attributes
@@ -307,65 +263,19 @@ func observePath(list string) (string, logfilter.Kind, error) {
 		c.Mutexes, enterExit, start, closing), f.Kind(), nil
 }
 
-// workload logs an event at every event level from every target (and from
-// a logger without one), outside spans, inside a conn span, inside a
-// request span nested in it, back in conn, after conn, inside a request
-// span alone and after it, through a handler of f in a registry of its
-// own, and returns what the handler wrote and how many events it logged.
-func workload(f *logfilter.Filter) (string, int, error) {
-	var buf bytes.Buffer
-	spans := logfilter.NewSpans(f)
-	h, err := spans.Handler(textHandler(&buf), f)
-	if err != nil {
-		return "", 0, err
-	}
-	base := slog.New(h)
-	conn := spans.Start("buzz_relay::conn", "conn", slog.String("peer", "a"))
-	defer conn.Close()
-	req := spans.Start("other", "request", slog.Int("id", 7))
-	defer req.Close()
-	events := 0
-	logAll := func(ctx context.Context, where string) {
-		for _, target := range allTargets {
-			logger := base
-			if target != "" {
-				logger = base.With(logfilter.Target(target))
-			}
-			for _, l := range eventLevels {
-				logger.Log(ctx, l, "event", "where", where)
-				events++
-			}
-		}
-	}
-	ctx := context.Background()
-	logAll(ctx, "outside")
-	inConn := conn.Enter(ctx)
-	logAll(inConn, "conn")
-	inReq := req.Enter(inConn)
-	logAll(inReq, "conn/request")
-	inConn = req.Exit(inReq)
-	logAll(inConn, "conn after request")
-	ctx = conn.Exit(inConn)
-	logAll(ctx, "after conn")
-	alone := req.Enter(ctx)
-	logAll(alone, "request")
-	logAll(req.Exit(alone), "after request")
-	return buf.String(), events, nil
-}
-
 // refWorkload is what workload writes for a plain list read by the
 // reference (refStatic): the same records, written straight to the text
 // handler when the reference passes them.
 func refWorkload(r refStatic) string {
 	var buf bytes.Buffer
-	base := slog.New(textHandler(&buf))
+	base := slog.New(logfiltertest.TextHandler(&buf))
 	logAll := func(where string) {
-		for _, target := range allTargets {
+		for _, target := range logfiltertest.AllTargets {
 			logger := base
 			if target != "" {
 				logger = base.With(logfilter.Target(target))
 			}
-			for _, l := range eventLevels {
+			for _, l := range logfiltertest.EventLevels {
 				if r.enabled(target, l) {
 					logger.Log(context.Background(), l, "event", "where", where)
 				}

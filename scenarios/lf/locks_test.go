@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
 )
@@ -131,7 +132,7 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, 
 	spans := logfilter.NewSpans(filters...)
 	var handlers []slog.Handler
 	for _, f := range filters {
-		h, err := spans.Handler(textHandler(new(bytes.Buffer)), f)
+		h, err := spans.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), f)
 		if err != nil {
 			return err
 		}

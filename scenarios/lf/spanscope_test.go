@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
+	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
@@ -145,11 +146,11 @@ func newLF4World(s *sim.Sim, workers int) (*lf4World, error) {
 		return nil, err
 	}
 	w := &lf4World{s: s, spans: logfilter.NewSpans(logs, otel), current: make([]*taskCtx, workers+1)}
-	lh, err := w.spans.Handler(textHandler(&w.logs), logs)
+	lh, err := w.spans.Handler(logfiltertest.TextHandler(&w.logs), logs)
 	if err != nil {
 		return nil, err
 	}
-	oh, err := w.spans.Handler(textHandler(&w.otel), otel)
+	oh, err := w.spans.Handler(logfiltertest.TextHandler(&w.otel), otel)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func (w *lf4World) exit(tc *taskCtx) {
 // no event is expected. (Spans are entered and exited in pairs the
 // programs rely on, so those are always made.)
 func (w *lf4World) log(tc *taskCtx, who string) {
-	target := allTargets[w.s.Rand().IntN(len(allTargets))]
+	target := logfiltertest.AllTargets[w.s.Rand().IntN(len(logfiltertest.AllTargets))]
 	if !w.s.Keep(sim.KeepOperation) {
 		return
 	}
@@ -266,7 +267,7 @@ func (w *lf4World) log(tc *taskCtx, who string) {
 		logger = w.base.With(logfilter.Target(target))
 	}
 	where := who + " " + tc.names()
-	for _, l := range eventLevels {
+	for _, l := range logfiltertest.EventLevels {
 		wl, wo := lf4Want(tc, l)
 		w.events = append(w.events, lf4Event{level: l, target: target, where: where, wantLogs: wl, wantOtel: wo})
 		logger.Log(tc.ctx, l, "e"+strconv.Itoa(len(w.events)-1))

@@ -1,12 +1,18 @@
 // Package logfiltertest holds what the log filter's unit tests
-// (impl/logfilter) and its claim checks (scenarios/lf) share: the fixed
-// plain directive lists of LF-2's differential and a first-difference
-// helper for comparing two filters' captured output.
+// (impl/logfilter) and its claim checks (scenarios/lf) share: LF-2's fixed
+// plain directive lists, its event targets and levels, the workload that
+// logs them inside and outside spans, and a first-difference helper for
+// comparing two filters' captured output.
 package logfiltertest
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
+
+	"github.com/windtunnel/windtunnel/impl/logfilter"
 )
 
 // PlainLists are the fixed plain lists of LF-2's differential (the source
@@ -59,4 +65,100 @@ func FirstDiff(a, b string) string {
 		}
 	}
 	return "identical"
+}
+
+// TraceLevel is tracing's TRACE on slog's scale, one step of 4 below
+// slog.LevelDebug, as impl/logfilter documents it; defined here rather
+// than read from the package under test.
+const TraceLevel = slog.LevelDebug - 4
+
+// EventTargets are the six event targets of LF-2's differential: a target,
+// one nested in it and one nested twice, the prefix lookalikes of the first
+// (buzz_relayer) and of the second (buzz_relay::connection), and an
+// unrelated target.
+var EventTargets = []string{
+	"buzz_relay",
+	"buzz_relay::conn",
+	"buzz_relay::conn::tls",
+	"buzz_relayer",
+	"buzz_relay::connection",
+	"other",
+}
+
+// AllTargets are the event targets and "", a logger that sets no target.
+var AllTargets = append(append([]string{}, EventTargets...), "")
+
+// EventLevels are every level a directive can name, the levels just below
+// and just above each (so that a comparison off by one shows), and one far
+// above.
+var EventLevels = func() []slog.Level {
+	var out []slog.Level
+	for _, l := range []slog.Level{TraceLevel, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+		out = append(out, l-1, l, l+1)
+	}
+	return append(out, slog.LevelError+20)
+}()
+
+// AllLevels lets a wrapped handler pass everything: only the filter
+// decides what is written.
+const AllLevels = slog.Level(-1 << 20)
+
+// TextHandler writes records as text into buf, without the time, so that
+// the outputs of two filters can be compared byte for byte.
+func TextHandler(buf *bytes.Buffer) slog.Handler {
+	return slog.NewTextHandler(buf, &slog.HandlerOptions{
+		Level: AllLevels,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+}
+
+// Workload logs an event at every event level from every target (and from
+// a logger without one), outside spans, inside a conn span, inside a
+// request span nested in it, back in conn, after conn, inside a request
+// span alone and after it, through a handler of f in a registry of its
+// own, and returns what the handler wrote and how many events it logged.
+func Workload(f *logfilter.Filter) (string, int, error) {
+	var buf bytes.Buffer
+	spans := logfilter.NewSpans(f)
+	h, err := spans.Handler(TextHandler(&buf), f)
+	if err != nil {
+		return "", 0, err
+	}
+	base := slog.New(h)
+	conn := spans.Start("buzz_relay::conn", "conn", slog.String("peer", "a"))
+	defer conn.Close()
+	req := spans.Start("other", "request", slog.Int("id", 7))
+	defer req.Close()
+	events := 0
+	logAll := func(ctx context.Context, where string) {
+		for _, target := range AllTargets {
+			logger := base
+			if target != "" {
+				logger = base.With(logfilter.Target(target))
+			}
+			for _, l := range EventLevels {
+				logger.Log(ctx, l, "event", "where", where)
+				events++
+			}
+		}
+	}
+	ctx := context.Background()
+	logAll(ctx, "outside")
+	inConn := conn.Enter(ctx)
+	logAll(inConn, "conn")
+	inReq := req.Enter(inConn)
+	logAll(inReq, "conn/request")
+	inConn = req.Exit(inReq)
+	logAll(inConn, "conn after request")
+	ctx = conn.Exit(inConn)
+	logAll(ctx, "after conn")
+	alone := req.Enter(ctx)
+	logAll(alone, "request")
+	logAll(req.Exit(alone), "after request")
+	return buf.String(), events, nil
 }
