@@ -99,28 +99,8 @@ func TestLF2DirectedExpectations(t *testing.T) {
 // whitespace and empty segments.
 func TestLF2DifferentialRapid(t *testing.T) {
 	targets := []string{"buzz_relay", "buzz_relay::conn", "buzz_relay::conn::tls", "buzz_relayer", "buzz", "other", "buzz_relay::con"}
-	levels := []string{"trace", "debug", "info", "warn", "error", "off"}
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 8).Draw(t, "segments")
-		segs := make([]string, n)
-		for i := range segs {
-			lv := rapid.SampledFrom(levels).Draw(t, "level")
-			if rapid.Bool().Draw(t, "upper") {
-				lv = strings.ToUpper(lv)
-			}
-			switch rapid.IntRange(0, 5).Draw(t, "shape") {
-			case 0:
-				segs[i] = lv
-			case 1:
-				segs[i] = "" // an empty segment
-			default:
-				segs[i] = rapid.SampledFrom(targets).Draw(t, "target") + "=" + lv
-			}
-			if rapid.Bool().Draw(t, "pad") {
-				segs[i] = " " + segs[i] + "\t"
-			}
-		}
-		list := strings.Join(segs, ",")
+		list := logfiltertest.PlainList(func(label string, n int) int { return rapid.IntRange(0, n-1).Draw(t, label) }, targets)
 		if !logfilter.IsPlain(list) {
 			t.Fatalf("generated list %q is not plain", list)
 		}

@@ -2,7 +2,6 @@ package lf
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -89,27 +88,8 @@ func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {
 		tl.differential(list, "fixed")
 	}
 	seen := map[string]bool{}
-	levels := []string{"trace", "debug", "info", "warn", "error", "off"}
 	rapid.Check(t, func(rq *rapid.T) {
-		segs := make([]string, rapid.IntRange(0, 8).Draw(rq, "segments"))
-		for i := range segs {
-			lv := rapid.SampledFrom(levels).Draw(rq, "level")
-			if rapid.Bool().Draw(rq, "upper") {
-				lv = strings.ToUpper(lv)
-			}
-			switch rapid.IntRange(0, 5).Draw(rq, "shape") {
-			case 0:
-				segs[i] = lv
-			case 1:
-				segs[i] = "" // an empty segment
-			default:
-				segs[i] = rapid.SampledFrom(lf2Rules).Draw(rq, "target") + "=" + lv
-			}
-			if rapid.Bool().Draw(rq, "pad") {
-				segs[i] = " " + segs[i] + "\t"
-			}
-		}
-		list := strings.Join(segs, ",")
+		list := logfiltertest.PlainList(func(label string, n int) int { return rapid.IntRange(0, n-1).Draw(rq, label) }, lf2Rules)
 		if seen[list] {
 			return
 		}

@@ -162,3 +162,35 @@ func Workload(f *logfilter.Filter) (string, int, error) {
 	logAll(req.Exit(alone), "after request")
 	return buf.String(), events, nil
 }
+
+// Draw is how a generator draws: a number in [0, n), under a label (a
+// rapid.T's IntRange(0, n-1).Draw in the tests; impl/ does not import
+// rapid).
+type Draw func(label string, n int) int
+
+// PlainList draws a plain directive list for LF-2's generated
+// differential: up to 8 segments, each a bare level, an empty segment or
+// target=level over targets, levels in any case, some padded with
+// whitespace.
+func PlainList(draw Draw, targets []string) string {
+	levels := []string{"trace", "debug", "info", "warn", "error", "off"}
+	segs := make([]string, draw("segments", 9))
+	for i := range segs {
+		lv := levels[draw("level", len(levels))]
+		if draw("upper", 2) == 1 {
+			lv = strings.ToUpper(lv)
+		}
+		switch draw("shape", 6) {
+		case 0:
+			segs[i] = lv
+		case 1:
+			segs[i] = "" // an empty segment
+		default:
+			segs[i] = targets[draw("target", len(targets))] + "=" + lv
+		}
+		if draw("pad", 2) == 1 {
+			segs[i] = " " + segs[i] + "\t"
+		}
+	}
+	return strings.Join(segs, ",")
+}
