@@ -122,7 +122,6 @@ type recorder struct {
 	max    int
 	cut    bool
 	nextOp int64
-	last   *task // the task of the previous step, for EventSwitch
 }
 
 // Recording reports whether the run keeps a record: callers skip building

@@ -76,19 +76,6 @@ func (e *extent) add(l locks) {
 	e.n++
 }
 
-func (e *extent) merge(o extent) {
-	if o.n == 0 {
-		return
-	}
-	if e.n == 0 {
-		*e = o
-		return
-	}
-	e.min.R, e.min.W = min(e.min.R, o.min.R), min(e.min.W, o.min.W)
-	e.max.R, e.max.W = max(e.max.R, o.max.R), max(e.max.W, o.max.W)
-	e.n += o.n
-}
-
 func (e extent) reads() string {
 	if e.min.R == e.max.R {
 		return fmt.Sprintf("%d", e.min.R)

@@ -200,9 +200,6 @@ func enclosingFunc(fset *token.FileSet, f *ast.File, from, to int) *ast.FuncDecl
 	return nil
 }
 
-// paramName is the dispatch's name of an unnamed parameter.
-func paramName(i int) string { return fmt.Sprintf("wtP%d", i) }
-
 // nameParams names the receiver and every parameter that has no usable
 // name (none, or _) in the original function.
 func nameParams(fset *token.FileSet, fd *ast.FuncDecl) []edit {

@@ -158,13 +158,6 @@ func (f *flown) sample(claim string, of int64) (claims.Sample, error) {
 	return smp, nil
 }
 
-// summary describes a world, for notes.
-func (f *flown) summary() string {
-	st := f.w.Stats()
-	return fmt.Sprintf("%d connections opened, %d operations (%d activity), %d timeouts matched, %d passes (%d continuations)",
-		st.Opened, st.Ops, st.Activity, f.fig.Matched, st.Passes, st.Exhausted)
-}
-
 // pausesBeyondTheRing makes every world pause twice for longer than its
 // longest ring, the second time restarting off the tick grid (a clock jump
 // longer than the ring).

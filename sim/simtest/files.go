@@ -251,7 +251,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 			}
 			f := fields[0]
 			if strings.Trim(f, "01") != "" {
-				return nil, fmt.Errorf("Keep answers %q are not a run of 0 and 1", clip(f, 24))
+				return nil, fmt.Errorf("the Keep answers %q are not a run of 0 and 1", clip(f, 24))
 			}
 			for _, c := range f {
 				bits = append(bits, c == '1')
