@@ -240,7 +240,8 @@ func sameTimeouts(claim string, thread int, got, want []checks.TimeoutEvent) err
 	return nil
 }
 
-// defaultCop is the production configuration under test: what a service
-// gets from inactivitycop.DefaultConfig (its tick, budget and
-// continuation are what the checks measure against the table).
+// defaultCop is the production configuration under test, what a service
+// gets from inactivitycop.DefaultConfig(): the world runs it, and its tick,
+// budget and continuation are what the checks measure against the claims
+// table; no expectation is read from it.
 func defaultCop() inactivitycop.Config { return inactivitycop.DefaultConfig() }
