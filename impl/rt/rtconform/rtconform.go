@@ -138,8 +138,10 @@ func rwmutexExcludes(t *testing.T, _ Env, r rt.Runtime) {
 func lockContextDeadline(t *testing.T, env Env, r rt.Runtime) {
 	for _, mu := range []rt.Mutex{r.NewMutex("m"), r.NewRWMutex("rw")} {
 		mu.Lock()
-		ctx, cancel := r.WithTimeout(bg, 30*time.Millisecond)
+		// The clock is read before the deadline is set: read after, a
+		// real clock can see less than the whole timeout elapse.
 		start := r.Now()
+		ctx, cancel := r.WithTimeout(bg, 30*time.Millisecond)
 		err := mu.LockContext(ctx)
 		cancel()
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -210,9 +212,9 @@ func eventReleases(t *testing.T, env Env, r rt.Runtime) {
 	assert.NoError(t, ev.Wait(bg), "a set event never blocks")
 
 	never := r.NewEvent("never")
+	start := r.Now() // before the deadline is set (see lockContextDeadline)
 	ctx, cancel := r.WithTimeout(bg, 20*time.Millisecond)
 	defer cancel()
-	start := r.Now()
 	assert.ErrorIs(t, never.Wait(ctx), context.DeadlineExceeded)
 	elapsed(t, env, r.Now().Sub(start), 20*time.Millisecond, "Event.Wait gave up at the deadline")
 }
@@ -264,11 +266,11 @@ func afterFuncAndStop(t *testing.T, env Env, r rt.Runtime) {
 }
 
 func contextDeadline(t *testing.T, env Env, r rt.Runtime) {
+	start := r.Now() // before the deadline is set (see lockContextDeadline)
 	ctx, cancel := r.WithTimeout(bg, 40*time.Millisecond)
 	defer cancel()
 	dl, ok := ctx.Deadline()
 	assert.True(t, ok)
-	start := r.Now()
 	if env.Exact {
 		assert.Equal(t, 40*time.Millisecond, dl.Sub(start))
 	}
