@@ -137,15 +137,22 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, 
 		s.Go(fmt.Sprintf("task-%d", task), func() {
 			defer wg.Done()
 			r := s.Rand()
-			op := func(kind int, f func()) {
-				// A log is an operation a shrinker may drop (sim.Keep);
-				// span operations come in the pairs the program needs.
-				// The yield's draw is made either way.
-				if kind == opLog && !s.Keep(sim.KeepOperation) {
+			// op runs one operation and reports whether it ran. Starts,
+			// enters and logs are operations a shrinker may drop
+			// (sim.Keep, asked whatever need says, so that what is asked
+			// does not depend on what was dropped before); an exit or a
+			// close runs exactly when its enter or start did (need), so
+			// that a shrunk program stays well formed. The yield's draw
+			// is made either way.
+			op := func(kind int, need bool, f func()) bool {
+				if kind == opStart || kind == opEnter || kind == opLog {
+					need = s.Keep(sim.KeepOperation) && need
+				}
+				if !need {
 					if r.IntN(3) == 0 {
 						s.Yield()
 					}
-					return
+					return false
 				}
 				ev := lf5Begin(s, task, kind)
 				var l locks
@@ -168,30 +175,34 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, 
 				if r.IntN(3) == 0 {
 					s.Yield()
 				}
+				return true
 			}
 			for range rounds {
 				ctx := context.Background()
 				var conn, poll *logfilter.Span
-				op(opStart, func() { conn = spans.Start("buzz_relay", "conn", slog.Int("task", task)) })
-				op(opEnter, func() { ctx = conn.Enter(ctx) })
-				op(opStart, func() { poll = spans.Start("buzz_relay::conn", "poll") })
-				op(opEnter, func() { ctx = poll.Enter(ctx) })
-				op(opLog, func() {
+				startedConn := op(opStart, true, func() { conn = spans.Start("buzz_relay", "conn", slog.Int("task", task)) })
+				inConn := op(opEnter, startedConn, func() { ctx = conn.Enter(ctx) })
+				startedPoll := op(opStart, true, func() { poll = spans.Start("buzz_relay::conn", "poll") })
+				inPoll := op(opEnter, startedPoll, func() { ctx = poll.Enter(ctx) })
+				op(opLog, true, func() {
 					logger.Log(ctx, levelTrace-4, "filtered out")
 					logger.Debug("outside, filtered out")
 				})
 				if inShared > 0 {
 					s.Probe("lf/enter-while-another-task-is-inside-the-shared-span")
 				}
-				op(opEnter, func() { ctx = shared.Enter(ctx) })
-				inShared++
-				op(opLog, func() { logger.Log(ctx, levelTrace-4, "filtered out") })
-				op(opExit, func() { ctx = shared.Exit(ctx) })
-				inShared--
-				op(opExit, func() { ctx = poll.Exit(ctx) })
-				op(opExit, func() { ctx = conn.Exit(ctx) })
-				op(opClose, func() { poll.Close() })
-				op(opClose, func() { conn.Close() })
+				sharedToo := op(opEnter, true, func() { ctx = shared.Enter(ctx) })
+				if sharedToo {
+					inShared++
+				}
+				op(opLog, true, func() { logger.Log(ctx, levelTrace-4, "filtered out") })
+				if op(opExit, sharedToo, func() { ctx = shared.Exit(ctx) }) {
+					inShared--
+				}
+				op(opExit, inPoll, func() { ctx = poll.Exit(ctx) })
+				op(opExit, inConn, func() { ctx = conn.Exit(ctx) })
+				op(opClose, startedPoll, func() { poll.Close() })
+				op(opClose, startedConn, func() { conn.Close() })
 			}
 		})
 	}
@@ -249,28 +260,7 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 	perFilter := two.Int() / 2
 	claims.Run(t, claims.Check[lf5Result]{
 		Claim: "LF-5", Bound: zero.Name, Seeds: 10,
-		Fly: func(s *sim.Sim, b claims.Bound) (lf5Result, error) {
-			var res lf5Result
-			for _, cfg := range lf5Configs {
-				class := awareFilters(cfg.logs, cfg.otel, cfg.forced)
-				perOp := &locks{R: b.Int()}
-				if class > 0 {
-					perOp = &locks{R: int64(class) * perFilter}
-				}
-				var want [numOps]*locks
-				want[opEnter], want[opExit], want[opLog] = perOp, perOp, &locks{}
-				if class == 0 {
-					want[opStart], want[opClose] = &locks{}, &locks{}
-				}
-				if err := lf5Fly(s, &res, cfg.logs, cfg.otel, cfg.forced, want, class); err != nil {
-					return res, fmt.Errorf("%s: %w", cfg.name, err)
-				}
-			}
-			if res.smp.Wrong > 0 {
-				return res, fmt.Errorf("LF-5: %s", res.smp.Witness)
-			}
-			return res, nil
-		},
+		Fly: func(s *sim.Sim, b claims.Bound) (lf5Result, error) { return flyLF5(s, b.Int(), perFilter) },
 		Sample: func(r lf5Result) claims.Sample {
 			smp := r.smp
 			smp.Tally, smp.Peak = encodeExtents(r.ops, r.mutexes)
@@ -294,6 +284,32 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 			{Name: "lf/enter-while-another-task-is-inside-the-shared-span", What: "a task entered the shared span while another task was inside it", Min: 10},
 		},
 	})
+}
+
+// flyLF5 is one seed of LF-5's check: every configuration of lf5Configs,
+// the target path wanted at zero locks per span enter and exit, a
+// span-aware filter at perFilter read locks each.
+func flyLF5(s *sim.Sim, zero, perFilter int64) (lf5Result, error) {
+	var res lf5Result
+	for _, cfg := range lf5Configs {
+		class := awareFilters(cfg.logs, cfg.otel, cfg.forced)
+		perOp := &locks{R: zero}
+		if class > 0 {
+			perOp = &locks{R: int64(class) * perFilter}
+		}
+		var want [numOps]*locks
+		want[opEnter], want[opExit], want[opLog] = perOp, perOp, &locks{}
+		if class == 0 {
+			want[opStart], want[opClose] = &locks{}, &locks{}
+		}
+		if err := lf5Fly(s, &res, cfg.logs, cfg.otel, cfg.forced, want, class); err != nil {
+			return res, fmt.Errorf("%s: %w", cfg.name, err)
+		}
+	}
+	if res.smp.Wrong > 0 {
+		return res, fmt.Errorf("LF-5: %s", res.smp.Witness)
+	}
+	return res, nil
 }
 
 // encodeExtents puts a seed's lock counts into a sample's Tally (sums) and

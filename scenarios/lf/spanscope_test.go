@@ -35,18 +35,23 @@ var lf4SpanTargets = []string{"buzz_relay", "buzz_relay::conn", "other", ""}
 
 // lf4Span is a span of the world, as the check knows it.
 type lf4Span struct {
-	sp     *logfilter.Span
-	name   string
-	target string
-	closed bool
+	sp      *logfilter.Span
+	name    string
+	target  string
+	closed  bool
+	dropped bool // a shrinker dropped its start (sim.Keep): it does not exist
 }
 
 // frame is one entered span in the check's model of a context: the span,
 // and whether it was still open when it was entered (a closed span enables
-// nothing when entered; a context entered before Close keeps it).
+// nothing when entered; a context entered before Close keeps it). A
+// skipped frame is an enter a shrinker dropped (or of a span whose start
+// it dropped): the context did not change, and the frame is there only so
+// that the program's matching exit pops it instead of a real one.
 type frame struct {
-	span *lf4Span
-	live bool
+	span    *lf4Span
+	live    bool
+	skipped bool
 }
 
 // taskCtx is a context and the check's model of the spans entered in it.
@@ -70,7 +75,7 @@ func (tc *taskCtx) has(name string) bool {
 
 func (tc *taskCtx) hasSpan(sp *lf4Span) bool {
 	for _, f := range tc.stack {
-		if f.span == sp {
+		if f.span == sp && !f.skipped {
 			return true
 		}
 	}
@@ -78,16 +83,19 @@ func (tc *taskCtx) hasSpan(sp *lf4Span) bool {
 }
 
 func (tc *taskCtx) names() string {
-	if len(tc.stack) == 0 {
-		return "outside every span"
-	}
 	var parts []string
 	for _, f := range tc.stack {
+		if f.skipped {
+			continue
+		}
 		n := f.span.name
 		if !f.live {
 			n += "(closed)"
 		}
 		parts = append(parts, n)
+	}
+	if len(parts) == 0 {
+		return "outside every span"
 	}
 	return "inside " + strings.Join(parts, "/")
 }
@@ -178,8 +186,14 @@ func (w *lf4World) opEnd(op sim.EventID) {
 	}
 }
 
+// start creates a span: an operation a shrinker may drop (sim.Keep), and
+// with it every enter, exit and close of the span.
 func (w *lf4World) start(name, target string, task int) *lf4Span {
 	out := &lf4Span{name: name, target: target}
+	if !w.s.Keep(sim.KeepOperation) {
+		out.dropped = true
+		return out
+	}
 	op := w.opBegin("start", out)
 	w.writes++
 	out.sp = w.spans.Start(target, name, slog.Int("task", task), slog.Int("n", w.spansMade))
@@ -189,7 +203,11 @@ func (w *lf4World) start(name, target string, task int) *lf4Span {
 	return out
 }
 
+// close closes sp; it is made exactly when sp's start was.
 func (w *lf4World) close(sp *lf4Span) {
+	if sp.dropped {
+		return
+	}
 	if w.calls > 0 {
 		w.s.Probe("lf/close-while-another-task-enters-or-exits")
 	}
@@ -215,7 +233,14 @@ func (w *lf4World) otherInside(task int, name string, sp *lf4Span) bool {
 	return false
 }
 
+// enter enters sp in tc: an operation a shrinker may drop (sim.Keep),
+// with its exit; the Keep is asked whether or not sp exists, so that what
+// is asked does not depend on what was dropped before.
 func (w *lf4World) enter(tc *taskCtx, sp *lf4Span, task int) {
+	if !w.s.Keep(sim.KeepOperation) || sp.dropped {
+		tc.stack = append(tc.stack, frame{span: sp, skipped: true})
+		return
+	}
 	if w.writes > 0 {
 		w.s.Probe("lf/enter-while-another-task-creates-or-closes-a-span")
 	}
@@ -233,8 +258,14 @@ func (w *lf4World) enter(tc *taskCtx, sp *lf4Span, task int) {
 	w.opEnd(op)
 }
 
+// exit leaves the innermost span entered in tc; it is made exactly when
+// that enter was.
 func (w *lf4World) exit(tc *taskCtx) {
 	top := tc.stack[len(tc.stack)-1]
+	if top.skipped {
+		tc.stack = tc.stack[:len(tc.stack)-1]
+		return
+	}
 	op := w.opBegin("exit", top.span)
 	w.calls++
 	tc.ctx = top.span.sp.Exit(tc.ctx)
@@ -244,9 +275,9 @@ func (w *lf4World) exit(tc *taskCtx) {
 }
 
 // log logs an event at every event level from one target with tc. It is
-// the operation a shrinker may drop (sim.Keep): then nothing is logged and
-// no event is expected. (Spans are entered and exited in pairs the
-// programs rely on, so those are always made.)
+// an operation a shrinker may drop (sim.Keep): then nothing is logged and
+// no event is expected. (So are starts and enters, each with the close or
+// exit that pairs with it, so that a shrunk program stays well formed.)
 func (w *lf4World) log(tc *taskCtx, who string) {
 	target := logfiltertest.AllTargets[w.s.Rand().IntN(len(logfiltertest.AllTargets))]
 	if !w.s.Keep(sim.KeepOperation) {
@@ -432,6 +463,38 @@ type lf4Result struct {
 	events, logs, spans int
 }
 
+// flyLF4 is one seed of LF-4's check: the directed part on the root task,
+// workers tasks of rounds rounds each, then every event's fate judged.
+func flyLF4(s *sim.Sim, workers, rounds int) (lf4Result, error) {
+	var res lf4Result
+	w, err := newLF4World(s, workers)
+	if err != nil {
+		return res, err
+	}
+	w.shared = w.start("conn", "buzz_relay", 0)
+	wg := s.NewWaitGroup("tasks")
+	w.directed(wg)
+	for task := 1; task <= workers; task++ {
+		wg.Add(1)
+		s.Go(fmt.Sprintf("task-%d", task), func() {
+			defer wg.Done()
+			w.worker(task, rounds, wg)
+		})
+	}
+	if err := wg.Wait(context.Background()); err != nil {
+		return res, err
+	}
+	w.close(w.shared)
+	if err := w.judge(&res.smp); err != nil {
+		return res, err
+	}
+	res.events, res.logs, res.spans = len(w.events), lines(w.logs.String())+lines(w.otel.String()), w.spansMade
+	if res.smp.Wrong > 0 {
+		return res, fmt.Errorf("LF-4: %d of %d event fates wrong; first: %s", res.smp.Wrong, res.smp.Of, res.smp.Witness)
+	}
+	return res, nil
+}
+
 // TestLF4_SpanScopeUnderInterleavings checks LF-4 under the simulator:
 // [conn]=debug enables debug events only inside a conn span and the spans
 // entered within it. Logs and telemetry filters are installed together;
@@ -449,35 +512,7 @@ func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
 	var events, logged, spans int
 	claims.Run(t, claims.Check[lf4Result]{
 		Claim: "LF-4", Seeds: 20,
-		Fly: func(s *sim.Sim, _ claims.Bound) (lf4Result, error) {
-			var res lf4Result
-			w, err := newLF4World(s, workers)
-			if err != nil {
-				return res, err
-			}
-			w.shared = w.start("conn", "buzz_relay", 0)
-			wg := s.NewWaitGroup("tasks")
-			w.directed(wg)
-			for task := 1; task <= workers; task++ {
-				wg.Add(1)
-				s.Go(fmt.Sprintf("task-%d", task), func() {
-					defer wg.Done()
-					w.worker(task, rounds, wg)
-				})
-			}
-			if err := wg.Wait(context.Background()); err != nil {
-				return res, err
-			}
-			w.close(w.shared)
-			if err := w.judge(&res.smp); err != nil {
-				return res, err
-			}
-			res.events, res.logs, res.spans = len(w.events), lines(w.logs.String())+lines(w.otel.String()), w.spansMade
-			if res.smp.Wrong > 0 {
-				return res, fmt.Errorf("LF-4: %d of %d event fates wrong; first: %s", res.smp.Wrong, res.smp.Of, res.smp.Witness)
-			}
-			return res, nil
-		},
+		Fly: func(s *sim.Sim, _ claims.Bound) (lf4Result, error) { return flyLF4(s, workers, rounds) },
 		Sample: func(r lf4Result) claims.Sample {
 			events, logged, spans = events+r.events, logged+r.logs, spans+r.spans
 			return r.smp
