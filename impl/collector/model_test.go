@@ -23,6 +23,9 @@ const testWidth = int64(100) // bucket width in the model tests, in ns
 // by cutoff. Drained, kept, pruned, queried and aggregated points must be
 // the same, in the same order.
 func TestCollectorMatchesPlainPartition(t *testing.T) {
+	if collector.UnderRace {
+		t.Skip("a single-goroutine model test: the race detector has nothing to find in it (it runs in full in make unit)")
+	}
 	keys := []string{"GetItem.latency", "PutItem.latency", "Query.count"}
 	rapid.Check(t, func(t *rapid.T) {
 		c, err := collector.New(rt.Real(), collector.Config{BucketWidth: time.Duration(testWidth)})

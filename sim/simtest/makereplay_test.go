@@ -17,6 +17,9 @@ import (
 // `make replay TEST=…` with a name that matches no test is an error, not
 // "ok, no tests to run".
 func TestMakeReplayReproducesThePrintedFailure(t *testing.T) {
+	if underRace {
+		t.Skip("runs make and go test in subprocesses, which the race detector does not see (it runs in full in make unit)")
+	}
 	if testing.Short() {
 		t.Skip("builds this package again through make and go test")
 	}

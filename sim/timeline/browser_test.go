@@ -80,6 +80,9 @@ func artifactDir(t *testing.T) string {
 }
 
 func TestPageRendersInChromium(t *testing.T) {
+	if underRace {
+		t.Skip("drives Chromium in a subprocess, which the race detector does not see (it runs in full in make unit)")
+	}
 	bin := chromium(t)
 	var trace bytes.Buffer
 	p := page(run(t, &trace))

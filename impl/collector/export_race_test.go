@@ -1,0 +1,4 @@
+package collector
+
+// UnderRace is underRace for the external test package.
+const UnderRace = underRace

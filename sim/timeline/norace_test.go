@@ -1,0 +1,5 @@
+//go:build !race
+
+package timeline_test
+
+const underRace = false
