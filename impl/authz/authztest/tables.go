@@ -25,29 +25,55 @@ type Channel struct {
 type Tables struct {
 	channels []Channel
 	index    map[authz.ID]int
-	members  map[memberRow]bool // active memberships; removed ones are false
-	byUser   map[authz.ID][]int // channel positions the user ever had a membership in, in grant order
+	byUser   map[authz.ID]*userRows // every user's membership rows
 }
 
-type memberRow struct{ user, channel authz.ID }
+// userRows are one user's membership rows: the channel positions the user
+// ever had a membership in, in grant order, whether each is active, and
+// where each position is in that list. Rows are kept per user, not in one
+// map keyed by (user, channel): the scans of a user's memberships (every
+// snapshot load) then walk two slices instead of probing a map of every
+// membership of the deployment, which at MS-8's 280 users of 16,384
+// memberships each was most of that check's time.
+type userRows struct {
+	pos    []int
+	active []bool
+	at     map[int]int // channel position -> index in pos and active
+}
+
+func (u *userRows) clone() *userRows {
+	c := &userRows{pos: append([]int(nil), u.pos...), active: append([]bool(nil), u.active...), at: make(map[int]int, len(u.at))}
+	for k, v := range u.at { //windtunnel:unordered copying a map
+		c.at[k] = v
+	}
+	return c
+}
+
+// member reports whether user's membership in the channel at position i
+// is active.
+func (t *Tables) member(user authz.ID, i int) bool {
+	u := t.byUser[user]
+	if u == nil {
+		return false
+	}
+	j, ok := u.at[i]
+	return ok && u.active[j]
+}
 
 // NewTables returns empty tables.
 func NewTables() Tables {
-	return Tables{index: map[authz.ID]int{}, members: map[memberRow]bool{}, byUser: map[authz.ID][]int{}}
+	return Tables{index: map[authz.ID]int{}, byUser: map[authz.ID]*userRows{}}
 }
 
 // Clone returns a deep copy.
 func (t *Tables) Clone() Tables {
 	c := Tables{channels: append([]Channel(nil), t.channels...), index: make(map[authz.ID]int, len(t.index)),
-		members: make(map[memberRow]bool, len(t.members)), byUser: make(map[authz.ID][]int, len(t.byUser))}
+		byUser: make(map[authz.ID]*userRows, len(t.byUser))}
 	for k, v := range t.index { //windtunnel:unordered copying a map
 		c.index[k] = v
 	}
-	for k, v := range t.members { //windtunnel:unordered copying a map
-		c.members[k] = v
-	}
 	for k, v := range t.byUser { //windtunnel:unordered copying a map
-		c.byUser[k] = append([]int(nil), v...)
+		c.byUser[k] = v.clone()
 	}
 	return c
 }
@@ -88,11 +114,18 @@ func (t *Tables) SetMember(user, channel authz.ID, active bool) error {
 	if !ok {
 		return fmt.Errorf("authztest: no channel %v", channel)
 	}
-	k := memberRow{user, channel}
-	if _, seen := t.members[k]; !seen {
-		t.byUser[user] = append(t.byUser[user], i)
+	u := t.byUser[user]
+	if u == nil {
+		u = &userRows{at: map[int]int{}}
+		t.byUser[user] = u
 	}
-	t.members[k] = active
+	j, seen := u.at[i]
+	if !seen {
+		j = len(u.pos)
+		u.at[i] = j
+		u.pos, u.active = append(u.pos, i), append(u.active, false)
+	}
+	u.active[j] = active
 	return nil
 }
 
@@ -104,12 +137,16 @@ func (t *Tables) SetMember(user, channel authz.ID, active bool) error {
 // (limit < 0: no limit).
 func (t *Tables) MemberChannels(community, user authz.ID, limit int) []authz.ID {
 	var out []authz.ID
-	for _, i := range t.byUser[user] {
+	u := t.byUser[user]
+	if u == nil {
+		return nil
+	}
+	for j, i := range u.pos {
 		if limit >= 0 && len(out) >= limit {
 			break
 		}
 		c := t.channels[i]
-		if c.Community == community && !c.Deleted && t.members[memberRow{user, c.ID}] {
+		if c.Community == community && !c.Deleted && u.active[j] {
 			out = append(out, c.ID)
 		}
 	}
@@ -136,7 +173,7 @@ func (t *Tables) IsActiveMember(community, user, channel authz.ID) bool {
 		return false
 	}
 	c := t.channels[i]
-	return c.Community == community && !c.Deleted && t.members[memberRow{user, channel}]
+	return c.Community == community && !c.Deleted && t.member(user, i)
 }
 
 // Accessible is the truth of the accessible-channel lookup: reader may
@@ -152,7 +189,7 @@ func (t *Tables) Accessible(community, reader, channel authz.ID) bool {
 	if c.Community != community || c.Deleted {
 		return false
 	}
-	return t.members[memberRow{reader, channel}] || (c.Open && c.Listed)
+	return t.member(reader, i) || (c.Open && c.Listed)
 }
 
 // ChannelIDs returns every channel ID in insertion order.
