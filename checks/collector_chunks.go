@@ -104,10 +104,14 @@ type PruneKeyFacts struct {
 func CheckChunks(r *CollectorReport, h *CollectorHistory, lim CollectorLimits, claimedBy []int) {
 	cf := &r.Chunks
 	verified := map[boundsKey]bool{} // looked up only
-	look := func(where string, l *Layout) {
+	// look inspects one layout; at names it ("at write %d's release" and
+	// the write), formatted only for a finding: a history has a lock
+	// section per record, most of them not inspected.
+	look := func(at string, seq int64, l *Layout) {
 		if l == nil {
 			return
 		}
+		where := fmt.Sprintf(at, seq)
 		for _, s := range l.Series {
 			for i, c := range s.Chunks {
 				cf.Observed++
@@ -138,9 +142,9 @@ func CheckChunks(r *CollectorReport, h *CollectorHistory, lim CollectorLimits, c
 	}
 	for i, w := range h.Writes {
 		seq := int64(i + 1)
-		look(fmt.Sprintf("at write %d's acquisition", seq), w.Before)
-		look(fmt.Sprintf("at write %d's release", seq), w.After)
-		look(fmt.Sprintf("in the map write %d swapped out, at its release", seq), w.OldAfter)
+		look("at write %d's acquisition", seq, w.Before)
+		look("at write %d's release", seq, w.After)
+		look("in the map write %d swapped out, at its release", seq, w.OldAfter)
 		if w.Before == nil || w.After == nil {
 			continue
 		}
