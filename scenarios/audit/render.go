@@ -136,7 +136,11 @@ func WriteFiles(dir string, r *Report) error {
 }
 
 func writeMarkdown(b *strings.Builder, r *Report, dir string) {
-	fmt.Fprintf(b, "# windtunnel audit\n\nCommit `%s`, %d seeds per scenario test. ", r.Commit, r.Seeds)
+	seeds := fmt.Sprintf("%d seeds per scenario test", r.Seeds)
+	if r.Seeds == 0 {
+		seeds = "each scenario test at its default seed count (the Seeds column)"
+	}
+	fmt.Fprintf(b, "# windtunnel audit\n\nCommit `%s`, %s. ", r.Commit, seeds)
 	if len(r.Problems) == 0 {
 		fmt.Fprintf(b, "Every claim has its expected verdict and every mutant was caught.\n\n")
 	} else {

@@ -87,7 +87,11 @@ type Report struct {
 	Proofs   []ProofResult  `json:"proofs"`
 	Probes   []ProbeResult  `json:"probes"`
 	Mutants  []MutantResult `json:"mutants"`
-	Problems []string       `json:"problems"`
+	// FailedTests are the tests of the claim phase that failed, as "pkg
+	// TestName" (RunClaims): a claim check's failure is its claim
+	// violated; any other test's failure is a problem of its own.
+	FailedTests []string `json:"failed_tests,omitempty"`
+	Problems    []string `json:"problems"`
 }
 
 // Proofs separates the proof records (each its own line in the report).
@@ -276,6 +280,25 @@ func tightBound(id string) (claims.Bound, bool) {
 // or could not be applied.
 func Judge(r *Report) {
 	r.Problems = nil
+	checks := map[string]bool{}
+	top := func(test string) string { t, _, _ := strings.Cut(test, "/"); return t }
+	for _, c := range r.Claims {
+		for _, t := range c.Tests {
+			checks[top(t)] = true
+		}
+	}
+	for _, p := range r.Proofs {
+		checks[top(p.Test)] = true
+	}
+	for _, f := range r.FailedTests {
+		_, name, _ := strings.Cut(f, " ")
+		switch {
+		case !strings.HasPrefix(name, "Test") || strings.Contains(name, " "):
+			r.Problems = append(r.Problems, fmt.Sprintf("claim phase: %s (see claims/output.txt)", f)) // a package-level failure
+		case !checks[name]:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s failed and is not a claim check (see claims/output.txt)", f))
+		}
+	}
 	for _, c := range r.Claims {
 		switch {
 		case c.Verdict == claims.NotChecked:

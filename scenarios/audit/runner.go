@@ -103,34 +103,38 @@ func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]strin
 	}
 }
 
-// RunClaims runs the scenario tests matching pattern over seeds and returns
-// the claim records they wrote. Progress (each test's result and each claim
-// record) streams to r.Log. A failing test is not an error here: its claims
-// are recorded as violated.
-func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, error) {
+// RunClaims runs the scenario tests matching pattern over seeds (0: each
+// check's own default count) and returns the claim records they wrote and
+// the tests that failed (FailedTests). Progress (each test's result and
+// each claim record) streams to r.Log. A failing test is not an error here:
+// a claim check's failure is recorded as its claim violated, and any other
+// failure is for Judge to report.
+func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, []string, error) {
 	dir := filepath.Join(r.Out, "claims")
 	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	recFile, _ := filepath.Abs(filepath.Join(dir, "claims.jsonl"))
 	statsFile, _ := filepath.Abs(filepath.Join(dir, "stats.jsonl"))
 	artDir, _ := filepath.Abs(filepath.Join(dir, "artifacts"))
 	logFile, err := os.Create(filepath.Join(dir, "output.txt"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer logFile.Close()
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
+	var failed failedTests
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for sc.Scan() {
 			line := sc.Text()
+			failed.line(line)
 			fmt.Fprintln(logFile, line)
 			if progressLine(line) {
 				fmt.Fprintln(r.Log, "  "+strings.TrimSpace(line))
@@ -139,6 +143,9 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 	}()
 	args := append([]string{"-v", "-run", pattern}, r.Pkgs...)
 	env := simEnv(seeds, recFile, statsFile, artDir)
+	if seeds == 0 {
+		delete(env, "WINDTUNNEL_SIM_SEEDS")
+	}
 	for k, v := range r.Env {
 		env[k] = v
 	}
@@ -147,13 +154,61 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 	<-done
 	var exitErr *exec.ExitError
 	if runErr != nil && !errors.As(runErr, &exitErr) {
-		return nil, fmt.Errorf("go test: %v", runErr)
+		return nil, nil, fmt.Errorf("go test: %v", runErr)
+	}
+	failed.end()
+	if runErr != nil && len(failed.list) == 0 {
+		failed.list = append(failed.list, "go test failed without a failing test or package line (see "+logFile.Name()+")")
 	}
 	recs, err := claims.Read(recFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("the scenario tests wrote no claim records (see %s)", logFile.Name())
+		return nil, failed.list, fmt.Errorf("the scenario tests wrote no claim records (see %s)", logFile.Name())
 	}
-	return recs, err
+	return recs, failed.list, err
+}
+
+// failedTests collects, from go test -v output of one package after
+// another (-p 1), the top-level tests that failed, as "pkg TestName", and
+// the packages that failed without a failing test line: a build failure,
+// a crash, a timeout.
+type failedTests struct {
+	pending []string // failed tests of the package whose result line has not come yet
+	list    []string
+}
+
+func (f *failedTests) line(l string) {
+	switch {
+	case strings.HasPrefix(l, "--- FAIL: "):
+		if name := strings.Fields(strings.TrimPrefix(l, "--- FAIL: ")); len(name) > 0 {
+			f.pending = append(f.pending, name[0])
+		}
+	case strings.HasPrefix(l, "ok  \t") || strings.HasPrefix(l, "ok \t"):
+		f.pending = nil
+	case strings.HasPrefix(l, "FAIL\t"):
+		fields := strings.Fields(l)
+		pkg := "?"
+		if len(fields) > 1 {
+			pkg = fields[1]
+		}
+		switch {
+		case strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]"):
+			f.list = append(f.list, pkg+": does not build")
+		case len(f.pending) == 0:
+			f.list = append(f.list, pkg+": failed without a failing test (a crash or a timeout)")
+		}
+		for _, t := range f.pending {
+			f.list = append(f.list, pkg+" "+t)
+		}
+		f.pending = nil
+	}
+}
+
+// end keeps failed tests whose package line never came (the run stopped).
+func (f *failedTests) end() {
+	for _, t := range f.pending {
+		f.list = append(f.list, "? "+t)
+	}
+	f.pending = nil
 }
 
 func progressLine(l string) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
@@ -67,4 +68,39 @@ func TestMutantRunsStopAtTheirFirstFailure(t *testing.T) {
 	for _, name := range []string{"small", "large", "later"} {
 		assert.FileExists(t, filepath.Join(marks, name))
 	}
+}
+
+// TestFailedTestsAreReadFromTheOutput: the claim phase's go test -v output
+// names every failed top-level test with its package, and every package
+// that failed without one (a build failure, a crash, a timeout).
+func TestFailedTestsAreReadFromTheOutput(t *testing.T) {
+	var f failedTests
+	for _, l := range []string{
+		"=== RUN   TestA", "--- PASS: TestA (0.01s)", "PASS", "ok  \tmod/a\t0.1s",
+		"=== RUN   TestB", "--- FAIL: TestB (0.10s)", "    --- FAIL: TestB/seed=0x1 (0.01s)",
+		"--- PASS: TestC (0.00s)", "--- FAIL: TestD (0.00s)", "FAIL", "FAIL\tmod/b\t0.2s",
+		"# mod/c", "c.go:1:1: syntax error", "FAIL\tmod/c [build failed]",
+		"panic: boom", "goroutine 1 [running]:", "FAIL\tmod/d\t0.1s",
+		"--- FAIL: TestE (0.00s)", // the run stopped before its package line
+	} {
+		f.line(l)
+	}
+	f.end()
+	assert.Equal(t, []string{"mod/b TestB", "mod/b TestD", "mod/c: does not build",
+		"mod/d: failed without a failing test (a crash or a timeout)", "? TestE"}, f.list)
+}
+
+// TestAFailingTestThatIsNoClaimCheckIsAProblem: a claim check's failure is
+// its claim violated (judged there); the failure of any other test of the
+// claim phase, or of a package, is a problem of its own. Without it a
+// failing helper test of a family package would pass the audit, and make
+// test no longer runs the family packages outside the audit.
+func TestAFailingTestThatIsNoClaimCheckIsAProblem(t *testing.T) {
+	got := Merge(sample[:1], []claims.Record{{ID: "OC-1", Test: "TestOC1_Union/perKey=4", Verdict: claims.Holds, Value: 0.5}})
+	rep := &Report{Claims: got, FailedTests: []string{"mod/oc TestOC1_Union", "mod/oc TestHelperTables", "mod/ms: does not build"}}
+	Judge(rep)
+	assert.Equal(t, []string{
+		"mod/oc TestHelperTables failed and is not a claim check (see claims/output.txt)",
+		"claim phase: mod/ms: does not build (see claims/output.txt)",
+	}, rep.Problems)
 }

@@ -38,7 +38,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "merge" {
 		os.Exit(mergeMain(os.Args[2:]))
 	}
-	seeds := flag.Int("seeds", 50, "seeds per claim check")
+	seeds := seedsFlag(50)
+	flag.Var(&seeds, "seeds", `seeds per claim check, or "default": each check's own count, as go test runs it`)
 	mutantSeeds := flag.Int("mutant-seeds", 50, "seed budget per mutant")
 	out := flag.String("out", "out", "output directory")
 	run := flag.String("run", "^Test", "-run pattern of the claim checks")
@@ -56,7 +57,7 @@ func main() {
 		name string
 		bad  bool
 		v    any
-	}{{"-seeds", *seeds <= 0, *seeds}, {"-mutant-seeds", *mutantSeeds <= 0, *mutantSeeds}, {"-j", *parallel <= 0, *parallel}, {"-timeout", *timeout <= 0, *timeout}} {
+	}{{"-mutant-seeds", *mutantSeeds <= 0, *mutantSeeds}, {"-j", *parallel <= 0, *parallel}, {"-timeout", *timeout <= 0, *timeout}} {
 		if f.bad {
 			fmt.Fprintf(os.Stderr, "audit: %s must be positive, got %v\n", f.name, f.v)
 			os.Exit(2)
@@ -90,7 +91,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "audit: -shrink must not be negative, got %d\n", *shrinkTries)
 		os.Exit(2)
 	}
-	if err := mainErr(*seeds, *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkWall); err != nil {
+	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkWall); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -193,12 +194,12 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		ms = mine
 	}
 	start := time.Now()
-	fmt.Printf("audit: running the claim checks over %d seeds each%s\n", seeds, shardNote(shard))
-	recs, err := r.RunClaims(ctx, run, seeds)
+	fmt.Printf("audit: running the claim checks over %s each%s\n", seedsText(seeds), shardNote(shard))
+	recs, failed, err := r.RunClaims(ctx, run, seeds)
 	if err != nil {
 		return err
 	}
-	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs)}
+	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs), FailedTests: failed}
 	if withMutants {
 		fmt.Printf("audit: running %d mutants (%d at a time, %d seeds each)\n", len(ms), parallel, mutantSeeds)
 		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel, schemata)
@@ -216,6 +217,40 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return nil
 	}
 	return finish(out, rep, start)
+}
+
+// seedsFlag is -seeds: a positive count, or "default" (0): no count is
+// set, and every check runs its own default number of seeds, exactly the
+// run go test makes (make test's audit-quick, which then stands for the
+// seeded family tests at their default counts).
+type seedsFlag int
+
+func (f *seedsFlag) String() string {
+	if *f == 0 {
+		return "default"
+	}
+	return fmt.Sprint(int(*f))
+}
+
+func (f *seedsFlag) Set(v string) error {
+	if v == "default" {
+		*f = 0
+		return nil
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 || fmt.Sprint(n) != v {
+		return fmt.Errorf(`want a positive number of seeds or "default", got %q`, v)
+	}
+	*f = seedsFlag(n)
+	return nil
+}
+
+// seedsText says how many seeds the claim checks ran.
+func seedsText(seeds int) string {
+	if seeds == 0 {
+		return "their default seed counts"
+	}
+	return fmt.Sprintf("%d seeds", seeds)
 }
 
 func shardNote(shard *simtest.Shard) string {
@@ -288,13 +323,13 @@ func merge(out string, dirs []string, timeout time.Duration) error {
 	start := time.Now()
 	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout,
 		Env: map[string]string{"WINDTUNNEL_SHARD_MERGE": strings.Join(samples, ",")}}
-	fmt.Printf("audit merge: judging %d shards of %d seeds per claim check\n", len(dirs), metas[0].Seeds)
-	recs, err := r.RunClaims(ctx, metas[0].Run, metas[0].Seeds)
+	fmt.Printf("audit merge: judging %d shards of %s per claim check\n", len(dirs), seedsText(metas[0].Seeds))
+	recs, failed, err := r.RunClaims(ctx, metas[0].Run, metas[0].Seeds)
 	if err != nil {
 		return err
 	}
 	rep := &audit.Report{Commit: metas[0].Commit, Seeds: metas[0].Seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs),
-		Probes: audit.ProbesOf(recs), Mutants: muts}
+		Probes: audit.ProbesOf(recs), Mutants: muts, FailedTests: failed}
 	return finish(out, rep, start)
 }
 

@@ -45,7 +45,9 @@ func TestEveryBadFlagIsNamed(t *testing.T) {
 		want string
 		rc   int
 	}{
-		{[]string{"-seeds", "0"}, "audit: -seeds must be positive, got 0", 2},
+		{[]string{"-seeds", "0"}, `invalid value "0" for flag -seeds: want a positive number of seeds or "default", got "0"`, 2},
+		{[]string{"-seeds", "many"}, `invalid value "many" for flag -seeds: want a positive number of seeds or "default", got "many"`, 2},
+		{[]string{"-seeds", "5x"}, `invalid value "5x" for flag -seeds`, 2},
 		{[]string{"-mutant-seeds", "-3"}, "audit: -mutant-seeds must be positive, got -3", 2},
 		{[]string{"-j", "0"}, "audit: -j must be positive, got 0", 2},
 		{[]string{"-timeout", "0s"}, "audit: -timeout must be positive, got 0s", 2},
