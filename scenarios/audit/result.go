@@ -81,12 +81,12 @@ type ProbeResult struct {
 
 // Report is the whole audit: out/audit.json.
 type Report struct {
-	Commit   string         `json:"commit"`
-	Seeds    int            `json:"seeds"`
-	Claims   []ClaimResult  `json:"claims"`
-	Proofs   []ProofResult  `json:"proofs"`
-	Probes   []ProbeResult  `json:"probes"`
-	Mutants  []MutantResult `json:"mutants"`
+	Commit  string         `json:"commit"`
+	Seeds   int            `json:"seeds"`
+	Claims  []ClaimResult  `json:"claims"`
+	Proofs  []ProofResult  `json:"proofs"`
+	Probes  []ProbeResult  `json:"probes"`
+	Mutants []MutantResult `json:"mutants"`
 	// FailedTests are the tests of the claim phase that failed, as "pkg
 	// TestName" (RunClaims): a claim check's failure is its claim
 	// violated; any other test's failure is a problem of its own.
