@@ -23,6 +23,21 @@ import (
 // leaves the 8th the 8th, whatever the 7th would have drawn. Past the end
 // of a Keep list the answer is false, so a list cut short drops every
 // later operation (or fault).
+//
+// A recorded run's choices can be replayed keyed (Keeps.ChoiceKeys set,
+// which a shrinker and a shrunk replay file do): every draw and every Keep
+// answer then says which task made it and its ordinal among that task's
+// draws (or Keep calls of the kind) (KeepKey), and the replay hands each
+// task's n-th draw and answer back by that key instead of by the run's
+// ordinal: a key the list does not hold answers false, or draws a value
+// of its own (freshDraw). The run's ordinal is fragile under edits: a client whose
+// loop is bounded by virtual time makes more draws and Keep calls once its
+// operations are dropped (they take no time), tasks interleave differently
+// once the schedule changes, and either moves every later ordinal onto
+// another task's call. Keyed, dropping one task's operations leaves every
+// other task's draws and answers where they were. Draws and answers are
+// keyed together or not at all: a task's Keep follows its own draws, and
+// keying one of the two would pair answers with other tasks' draws.
 
 // Keepable names what a Keep decision keeps or drops.
 type Keepable uint8
@@ -53,15 +68,36 @@ func (k Keepable) valid() bool { return k == KeepOperation || k == KeepFault }
 // KeepSite is one Keep decision of a recorded run.
 type KeepSite struct {
 	What  Keepable
-	Index int    // the ordinal among the run's Keep calls of this kind
+	Index int // the ordinal among the run's Keep calls of this kind
+	Key   KeepKey
 	Label string // what it is about, e.g. the key an operation reads (KeepFor)
 	Kept  bool
 }
 
-// Keeps are the Keep answers a run replays, one list per kind.
+// KeepKey names one Keep call independently of the other tasks: the task
+// that made it and its ordinal among that task's Keep calls of the kind.
+// A task is named by its name, with "#k" appended for the k-th task of
+// that name (k ≥ 2, in spawn order); a call outside every task has the
+// empty name.
+type KeepKey struct {
+	Task string
+	N    int
+}
+
+// Keeps are the Keep answers a run replays, one list per kind, and, for a
+// keyed list (KeepsOf), the Keep call each answer is for.
 type Keeps struct {
 	Operations []bool
 	Faults     []bool
+	// OperationKeys and FaultKeys are as long as or longer than their
+	// lists: answer i is for the call OperationKeys[i] (a key past the
+	// list's end is answered false). ChoiceKeys, when set, makes the replay
+	// keyed: Config.Choices[i] is the draw ChoiceKeys[i], and the Keep
+	// answers are looked up by their keys. Nil ChoiceKeys: draws and
+	// answers by the run's ordinals (the Keys are then not used).
+	OperationKeys []KeepKey
+	FaultKeys     []KeepKey
+	ChoiceKeys    []KeepKey
 }
 
 func (k *Keeps) list(what Keepable) []bool {
@@ -71,18 +107,82 @@ func (k *Keeps) list(what Keepable) []bool {
 	return k.Operations
 }
 
-// KeepsOf rebuilds the Keep lists of a recorded run from its sites.
+// Keys returns the kind's keys (nil for a list answered by ordinal).
+func (k Keeps) Keys(what Keepable) []KeepKey {
+	if what == KeepFault {
+		return k.FaultKeys
+	}
+	return k.OperationKeys
+}
+
+// KeepsOf rebuilds the Keep lists of a recorded run from its sites, keyed.
 func KeepsOf(sites []KeepSite) Keeps {
 	var k Keeps
 	for _, s := range sites {
 		switch s.What {
 		case KeepOperation:
 			k.Operations = append(k.Operations, s.Kept)
+			k.OperationKeys = append(k.OperationKeys, s.Key)
 		case KeepFault:
 			k.Faults = append(k.Faults, s.Kept)
+			k.FaultKeys = append(k.FaultKeys, s.Key)
 		}
 	}
+	if k.OperationKeys == nil && k.FaultKeys != nil {
+		k.OperationKeys = []KeepKey{}
+	}
+	if k.FaultKeys == nil && k.OperationKeys != nil {
+		k.FaultKeys = []KeepKey{}
+	}
 	return k
+}
+
+// KeepsOfRun is a recorded run's Keep lists and choice keys: what
+// replays it keyed (Config.Keeps with Config.Choices = r.Choices).
+func KeepsOfRun(r Result) Keeps {
+	k := KeepsOf(r.KeepSites)
+	k.ChoiceKeys = r.ChoiceKeys
+	if k.ChoiceKeys == nil {
+		k.ChoiceKeys = []KeepKey{}
+	}
+	if k.OperationKeys == nil {
+		k.OperationKeys = []KeepKey{}
+	}
+	if k.FaultKeys == nil {
+		k.FaultKeys = []KeepKey{}
+	}
+	return k
+}
+
+// validKeys checks that a keyed replay names every draw and answer once.
+func (k Keeps) validKeys(choices int) error {
+	if k.ChoiceKeys == nil {
+		return nil
+	}
+	if choices > len(k.ChoiceKeys) {
+		return fmt.Errorf("sim: Keeps: %d choices but %d choice keys", choices, len(k.ChoiceKeys))
+	}
+	seen := make(map[KeepKey]bool, len(k.ChoiceKeys))
+	for _, key := range k.ChoiceKeys {
+		if seen[key] {
+			return fmt.Errorf("sim: Keeps: two choices for draw %d of task %q", key.N, key.Task)
+		}
+		seen[key] = true
+	}
+	for _, what := range [...]Keepable{KeepOperation, KeepFault} {
+		keys, l := k.Keys(what), k.list(what)
+		if len(l) > len(keys) {
+			return fmt.Errorf("sim: Keeps: %d %s answers but %d keys", len(l), what, len(keys))
+		}
+		seen := make(map[KeepKey]bool, len(keys))
+		for _, key := range keys {
+			if seen[key] {
+				return fmt.Errorf("sim: Keeps: two %s answers for the Keep call %d of task %q", what, key.N, key.Task)
+			}
+			seen[key] = true
+		}
+	}
+	return nil
 }
 
 // DefaultMaxChoices bounds a recorded choice list (Config.MaxChoices): a
@@ -104,6 +204,19 @@ type worldSource struct {
 	pos    int
 	keeps  Keeps
 	asked  [keepKinds]int // Keep calls so far, by kind
+	// A keyed replay (keeps.ChoiceKeys set): at[0] maps a draw's key to
+	// its index in list, at[kind] a Keep call's key to its answer's index
+	// (built at the first use). overrun counts draws no key answered.
+	keyed   bool
+	seed    uint64 // for draws a keyed list does not hold (freshDraw)
+	at      [keepKinds]map[KeepKey]int
+	overrun int
+	// byTask are the tasks' keys' names and draws and Keep calls so far,
+	// by task id + 1 (slot 0: outside every task); recKeys the recorded
+	// draws' keys. Kept only when keyed or recording.
+	s       *Sim
+	byTask  []taskKeeps
+	recKeys []KeepKey
 
 	record bool
 	max    int
@@ -115,7 +228,26 @@ type worldSource struct {
 // Uint64 implements rand.Source.
 func (w *worldSource) Uint64() uint64 {
 	var v uint64
-	if w.replay {
+	var key KeepKey
+	if w.keyed || w.record {
+		key = w.s.taskKey(0)
+	}
+	switch {
+	case w.keyed:
+		if j, ok := w.index(0, w.keeps.ChoiceKeys)[key]; ok && j < len(w.list) {
+			v = w.list[j]
+		} else {
+			// A draw the recorded run never made (a loop that runs longer
+			// once its operations are dropped): a value of its own, from
+			// its key, not the smallest one, which would make every wait
+			// of such a loop zero and the loop spin to its limit.
+			if w.overrun >= MaxOverrun {
+				panic(fmt.Sprintf("sim: the run drew %d values its %d choices do not hold: an edited choice list that never ends the run", MaxOverrun, len(w.list)))
+			}
+			w.overrun++
+			v = freshDraw(w.seed, key)
+		}
+	case w.replay:
 		v = 1
 		if w.pos < len(w.list) {
 			v = w.list[w.pos]
@@ -123,7 +255,7 @@ func (w *worldSource) Uint64() uint64 {
 			panic(fmt.Sprintf("sim: the run drew %d values past the end of its %d choices: an edited choice list that never ends the run", MaxOverrun, len(w.list)))
 		}
 		w.pos++
-	} else {
+	default:
 		v = w.pcg.Uint64()
 	}
 	if w.record {
@@ -131,30 +263,109 @@ func (w *worldSource) Uint64() uint64 {
 			w.cut = true
 		} else {
 			w.rec = append(w.rec, v)
+			w.recKeys = append(w.recKeys, key)
 		}
 	}
 	return v
 }
 
+// freshDraw is a keyed replay's value for a draw its list does not hold:
+// a hash of the seed and the draw's key (splitmix64 over FNV-1a), so that
+// it is the same in every replay.
+func freshDraw(seed uint64, key KeepKey) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key.Task); i++ {
+		h = (h ^ uint64(key.Task[i])) * 1099511628211
+	}
+	z := seed ^ h ^ (uint64(key.N) * 0x9e3779b97f4a7c15)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// index is the key -> position map of a keyed list (slot: 0 for the
+// draws, a Keepable for its answers), built at its first use.
+func (w *worldSource) index(slot int, keys []KeepKey) map[KeepKey]int {
+	if w.at[slot] == nil {
+		w.at[slot] = make(map[KeepKey]int, len(keys))
+		for j, k := range keys {
+			w.at[slot][k] = j
+		}
+	}
+	return w.at[slot]
+}
+
+// taskKeeps is one task's Keep state: its key's name and its calls so
+// far, by kind.
+type taskKeeps struct {
+	named bool
+	name  string
+	asked [keepKinds]int // [0]: draws; [kind]: Keep calls
+}
+
 // decide answers one Keep: true from the seed (which draws nothing, so
 // that adding a Keep to a workload changes none of its seeds), the kind's
-// list entry when replaying (false past its end).
-func (w *worldSource) decide(what Keepable, label string) bool {
+// list entry when replaying (false past its end): by key for a keyed
+// list, else by the run's ordinal.
+func (w *worldSource) decide(what Keepable, label string, key KeepKey) bool {
 	i := w.asked[what]
 	w.asked[what]++
 	keep := true
 	if w.replay {
 		l := w.keeps.list(what)
-		keep = i < len(l) && l[i]
+		if w.keyed {
+			j, ok := w.index(int(what), w.keeps.Keys(what))[key]
+			keep = ok && j < len(l) && l[j]
+		} else {
+			keep = i < len(l) && l[i]
+		}
 	}
 	if w.record {
 		if len(w.sites) >= w.max {
 			w.cut = true
 		} else {
-			w.sites = append(w.sites, KeepSite{What: what, Index: i, Label: label, Kept: keep})
+			w.sites = append(w.sites, KeepSite{What: what, Index: i, Key: key, Label: label, Kept: keep})
 		}
 	}
 	return keep
+}
+
+// taskKey is the key of the current task's next draw (slot 0) or Keep
+// call of a kind (slot = the Keepable), counting it.
+func (s *Sim) taskKey(slot int) KeepKey {
+	t := s.current
+	if t == nil {
+		// Outside every task: one sequence of its own.
+		if len(s.worldSrc.byTask) == 0 {
+			s.worldSrc.byTask = append(s.worldSrc.byTask, taskKeeps{})
+		}
+		st := &s.worldSrc.byTask[0]
+		n := st.asked[slot]
+		st.asked[slot]++
+		return KeepKey{N: n}
+	}
+	w := s.worldSrc
+	idx := int(t.id) + 1 // slot 0 is outside every task
+	for len(w.byTask) <= idx {
+		w.byTask = append(w.byTask, taskKeeps{})
+	}
+	st := &w.byTask[idx]
+	if !st.named {
+		// The k-th task of its name, in spawn order (task ids are).
+		k := 1
+		for _, o := range s.tasks[:t.id] {
+			if o.name == t.name {
+				k++
+			}
+		}
+		st.named, st.name = true, t.name
+		if k > 1 {
+			st.name = fmt.Sprintf("%s#%d", t.name, k)
+		}
+	}
+	n := st.asked[slot]
+	st.asked[slot]++
+	return KeepKey{Task: st.name, N: n}
 }
 
 // Keep asks whether the run includes one optional element of its workload
@@ -184,7 +395,11 @@ func (s *Sim) KeepFor(what Keepable, label string) bool {
 		// Keep is always true and orders nothing (see Explore).
 		s.touch(objWorld)
 	}
-	keep := s.worldSrc.decide(what, label)
+	var key KeepKey
+	if s.worldSrc.keyed || s.worldSrc.record {
+		key = s.taskKey(int(what))
+	}
+	keep := s.worldSrc.decide(what, label, key)
 	c := &s.kept
 	if !keep {
 		c = &s.dropped
@@ -207,7 +422,8 @@ type Kept struct {
 // Without returns a copy of k with the given Keep decisions of one kind
 // dropped (by ordinal), for tests and shrinkers.
 func (k Keeps) Without(what Keepable, ordinals ...int) Keeps {
-	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: append([]bool(nil), k.Faults...)}
+	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: append([]bool(nil), k.Faults...),
+		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys}
 	l := out.list(what)
 	for _, i := range ordinals {
 		if i >= 0 && i < len(l) {
@@ -219,7 +435,8 @@ func (k Keeps) Without(what Keepable, ordinals ...int) Keeps {
 
 // NoFaults returns a copy of k with every fault dropped.
 func (k Keeps) NoFaults() Keeps {
-	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: make([]bool, len(k.Faults))}
+	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: make([]bool, len(k.Faults)),
+		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys}
 	return out
 }
 

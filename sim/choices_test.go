@@ -3,8 +3,10 @@ package sim
 //lint:file-ignore SA2001 a lock taken and released with nothing between is a scheduling point (and a recorded event) these tests count
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,9 +118,9 @@ func TestKeepSitesCarryLabels(t *testing.T) {
 	})
 	require.NoError(t, res.Err)
 	assert.Equal(t, []KeepSite{
-		{What: KeepOperation, Index: 0, Label: "k1", Kept: true},
-		{What: KeepFault, Index: 0, Kept: true},
-		{What: KeepOperation, Index: 1, Label: "k2", Kept: true},
+		{What: KeepOperation, Index: 0, Key: KeepKey{Task: "main", N: 0}, Label: "k1", Kept: true},
+		{What: KeepFault, Index: 0, Key: KeepKey{Task: "main", N: 0}, Kept: true},
+		{What: KeepOperation, Index: 1, Key: KeepKey{Task: "main", N: 1}, Label: "k2", Kept: true},
 	}, res.KeepSites)
 	bad := Run(Config{Seed: 1}, func(s *Sim) { s.Keep(Keepable(9)) })
 	require.Error(t, bad.Err)
@@ -236,4 +238,103 @@ func TestTraceTailOfAPassingRun(t *testing.T) {
 	require.NoError(t, res.Err)
 	assert.Nil(t, res.Tail, "a passing run formats no tail")
 	assert.Contains(t, fmt.Sprint(res.TraceTail()), "last words")
+}
+
+// TestKeyedReplayKeepsOtherTasksChoices: replayed keyed (KeepsOfRun), a
+// task's draws and Keep answers are its own: dropping every operation of a
+// client whose loop is bounded by virtual time (so that it loops, and
+// draws, many more times once its operations take no time) leaves another
+// task's draws and answers exactly as recorded. Replayed by the run's
+// ordinals, the same edit hands the other task values the looping client
+// was meant to draw (what made the operations pass of a shrink remove
+// nothing from MS-7's workload: its directed follow-ups came after such a
+// loop).
+func TestKeyedReplayKeepsOtherTasksChoices(t *testing.T) {
+	type seen struct {
+		values []int
+		kept   []bool
+	}
+	body := func(out *seen) func(s *Sim) {
+		return func(s *Sim) {
+			wg := s.NewWaitGroup("tasks")
+			wg.Add(2)
+			s.Go("looper", func() {
+				defer wg.Done()
+				for i := 0; i < 1000 && s.Elapsed() < time.Second; i++ {
+					_ = s.Rand().IntN(100)
+					if s.Keep(KeepOperation) {
+						_ = s.Sleep(context.Background(), 10*time.Millisecond)
+					}
+				}
+			})
+			s.Go("other", func() {
+				defer wg.Done()
+				_ = s.Sleep(context.Background(), 500*time.Millisecond)
+				for range 3 {
+					out.values = append(out.values, s.Rand().IntN(1_000_000))
+					out.kept = append(out.kept, s.Keep(KeepOperation))
+				}
+			})
+			_ = wg.Wait(context.Background())
+		}
+	}
+	var rec seen
+	r := Run(Config{Seed: 7, RecordChoices: true}, body(&rec))
+	require.NoError(t, r.Err)
+	keyed := KeepsOfRun(r)
+	var drop []int
+	for i, site := range r.KeepSites {
+		if site.Key.Task == "looper" {
+			drop = append(drop, i)
+		}
+	}
+	require.Greater(t, len(drop), 40, "the looper kept its operations in the seed's run")
+
+	var got seen
+	res := Run(Config{Seed: 7, ReplayChoices: true, Choices: r.Choices, Keeps: keyed.Without(KeepOperation, drop...), RecordChoices: true}, body(&got))
+	require.NoError(t, res.Err)
+	assert.Equal(t, rec, got, "the other task drew and kept exactly what it did")
+	assert.Greater(t, len(res.Choices), len(r.Choices), "the looper drew more once its operations took no time")
+
+	// The same edit by ordinal: the other task gets the looper's values.
+	byOrdinal := keyed.Without(KeepOperation, drop...)
+	byOrdinal.ChoiceKeys = nil
+	var shifted seen
+	res = Run(Config{Seed: 7, ReplayChoices: true, Choices: r.Choices, Keeps: byOrdinal}, body(&shifted))
+	require.NoError(t, res.Err)
+	assert.NotEqual(t, rec.values, shifted.values)
+
+	// Dropping one of the other task's answers changes that answer only.
+	var one seen
+	var others []int
+	for i, site := range r.KeepSites {
+		if site.Key.Task == "other" {
+			others = append(others, i)
+		}
+	}
+	require.Len(t, others, 3)
+	k := keyed.Without(KeepOperation, others[1])
+	res = Run(Config{Seed: 7, ReplayChoices: true, Choices: r.Choices, Keeps: k}, body(&one))
+	require.NoError(t, res.Err)
+	assert.Equal(t, rec.values, one.values)
+	assert.Equal(t, []bool{true, false, true}, one.kept)
+}
+
+// TestKeyedReplayIsCheckedAndReproducesTheRun: a keyed replay of a run's
+// own choices is that run, and keys that name a draw or an answer twice
+// are a config error.
+func TestKeyedReplayIsCheckedAndReproducesTheRun(t *testing.T) {
+	var a, b []int
+	rec := Run(Config{Seed: 11, RecordChoices: true, RecordDecisions: true}, func(s *Sim) { a, _ = choiceWorkload(s) })
+	require.NoError(t, rec.Err)
+	again := Run(Config{Seed: 11, ReplayChoices: true, Choices: rec.Choices, Keeps: KeepsOfRun(rec), RecordDecisions: true}, func(s *Sim) { b, _ = choiceWorkload(s) })
+	require.NoError(t, again.Err)
+	assert.Equal(t, a, b)
+	assert.Equal(t, rec.Hash, again.Hash)
+
+	bad := KeepsOfRun(rec)
+	require.NotEmpty(t, bad.ChoiceKeys)
+	bad.ChoiceKeys = append([]KeepKey{bad.ChoiceKeys[0]}, bad.ChoiceKeys...)
+	res := Run(Config{Seed: 11, ReplayChoices: true, Choices: rec.Choices, Keeps: bad}, func(*Sim) {})
+	require.ErrorContains(t, res.Err, "two choices for draw 0")
 }

@@ -99,6 +99,9 @@ func (c Config) withDefaults() (Config, error) {
 	if (c.Choices != nil || c.Keeps.Operations != nil || c.Keeps.Faults != nil) && !c.ReplayChoices {
 		return c, fmt.Errorf("sim: Choices or Keeps given without ReplayChoices: set ReplayChoices to replay them")
 	}
+	if err := c.Keeps.validKeys(len(c.Choices)); err != nil {
+		return c, err
+	}
 	if c.TraceTail < 0 {
 		return c, fmt.Errorf("sim: TraceTail must not be negative, got %d", c.TraceTail)
 	}

@@ -160,6 +160,7 @@ type Result struct {
 	// Choices and KeepSites are the world's choices when
 	// Config.RecordChoices; ChoicesCut says the list hit MaxChoices.
 	Choices    []uint64
+	ChoiceKeys []KeepKey // each choice's task and ordinal among its draws (KeepKey)
 	KeepSites  []KeepSite
 	ChoicesCut bool
 	// Record is the full record when Config.Record.
@@ -205,7 +206,10 @@ func (s *Sim) result() Result {
 		Record:          s.recordOut(),
 	}
 	if s.cfg.RecordChoices {
-		r.Choices, r.KeepSites, r.ChoicesCut = s.worldSrc.rec, s.worldSrc.sites, s.worldSrc.cut
+		r.Choices, r.ChoiceKeys, r.KeepSites, r.ChoicesCut = s.worldSrc.rec, s.worldSrc.recKeys, s.worldSrc.sites, s.worldSrc.cut
+		if r.ChoiceKeys == nil {
+			r.ChoiceKeys = []KeepKey{}
+		}
 	}
 	// Formatting the tail is most of a short run's cost: a passing run
 	// keeps the events and formats them only if asked (TraceTail), as a

@@ -110,8 +110,10 @@ func Run(cfg Config, main func(s *Sim)) Result {
 		schedSrc: src,
 		sched:    rand.New(src),
 		worldSrc: &worldSource{pcg: rand.NewPCG(cfg.Seed, streamWorld), replay: cfg.ReplayChoices,
+			keyed: cfg.ReplayChoices && cfg.Keeps.ChoiceKeys != nil, seed: cfg.Seed,
 			list: cfg.Choices, keeps: cfg.Keeps, record: cfg.RecordChoices, max: cfg.MaxChoices},
 	}
+	s.worldSrc.s = s
 	s.world = rand.New(s.worldSrc)
 	if cfg.Record {
 		s.rec = &recorder{max: cfg.MaxRecord}

@@ -321,7 +321,7 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 }
 
 func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {
-	sh.choices, sh.keeps, sh.decisions, sh.res, sh.failure, sh.guided = res.Choices, sim.KeepsOf(res.KeepSites), res.Decisions, res, failure, guided
+	sh.choices, sh.keeps, sh.decisions, sh.res, sh.failure, sh.guided = res.Choices, sim.KeepsOfRun(res), res.Decisions, res, failure, guided
 }
 
 // candidate runs edited choices and Keep answers. After the schedule pass

@@ -17,7 +17,7 @@ import (
 
 // The replay file: everything that shapes one run, then its schedule.
 //
-//	windtunnel replay v3
+//	windtunnel replay v4
 //	test TestOC2_LostInvalidationAgeBound
 //	seed 0x4c8dfbf301c76ce3
 //	strategy pct(depth=3,steps=5120)
@@ -26,15 +26,21 @@ import (
 //	commit 1a2b3c4d5e6f
 //	choices seed
 //	keeps seed
+//	keeptasks seed
 //	decisions 6170
 //	0 1 1 2 …
 //
-// "choices seed" and "keeps seed" mean the world's draws and Keep answers
-// come from the seed. A shrunk run's file says "choices N" and "keeps O F"
-// instead and lists, before the decisions, its N world draws (hex), then
-// its O operation and F fault Keep answers (runs of 0 and 1): the edited
-// workload and fault plan. Version 2 files (no choices or keeps line)
-// still replay.
+// "choices seed", "keeps seed" and "keeptasks seed" mean the world's draws
+// and Keep answers come from the seed. A shrunk run's file says "choices
+// N", "keeps O F" and "keeptasks T" instead, followed by T lines `task
+// "name"` (the tasks that asked Keep, quoted), and lists, before the
+// decisions, its N world draws (hex), its O operation and F fault Keep
+// answers (runs of 0 and 1), and, when T > 0, for each of those O+F
+// answers the index of the task it is for (its ordinal among that task's
+// calls of the kind follows from the order): the edited workload and
+// fault plan, keyed by task (sim.KeepKey). Version 3 files (no keeptasks
+// line: answers by the run's ordinal) and version 2 files (no choices or
+// keeps line) still replay.
 //
 // The header lines come in this order, each exactly once. The strategy is
 // informative (the decisions fix the schedule); the step time and the step
@@ -43,7 +49,8 @@ import (
 // refused with a message that says which instead of diverging. The world's
 // configuration has no other knob a flag can change.
 const (
-	replayMagic   = "windtunnel replay v3"
+	replayMagic   = "windtunnel replay v4"
+	replayMagicV3 = "windtunnel replay v3"
 	replayMagicV2 = "windtunnel replay v2"
 	// maxReplayBytes bounds what readReplay reads: a run has at most
 	// sim.DefaultMaxSteps decisions of at most 7 bytes each, plus the
@@ -52,7 +59,8 @@ const (
 )
 
 var (
-	replayKeys   = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "keeps", "decisions"}
+	replayKeys   = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "keeps", "keeptasks", "decisions"}
+	replayKeysV3 = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "keeps", "decisions"}
 	replayKeysV2 = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "decisions"}
 )
 
@@ -82,13 +90,24 @@ func (rf *replayFile) belongsTo(test string) error {
 
 func writeReplay(path string, rf replayFile) error {
 	var b bytes.Buffer
-	choices, keeps := "seed", "seed"
+	choices, keeps, keepTasks := "seed", "seed", "seed"
+	var tasks []string  // the task table, in first-use order
+	var taskOf [3][]int // each draw's, operation answer's and fault answer's task index
 	if rf.Choices != nil {
 		choices = strconv.Itoa(len(rf.Choices))
 		keeps = fmt.Sprintf("%d %d", len(rf.Keeps.Operations), len(rf.Keeps.Faults))
+		var err error
+		if tasks, taskOf, err = keepTaskTable(len(rf.Choices), rf.Keeps); err != nil {
+			return err
+		}
+		keepTasks = strconv.Itoa(len(tasks))
 	}
-	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nchoices %s\nkeeps %s\ndecisions %d\n",
-		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, choices, keeps, len(rf.Decisions))
+	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nchoices %s\nkeeps %s\nkeeptasks %s\n",
+		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, choices, keeps, keepTasks)
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "task %s\n", strconv.Quote(t))
+	}
+	fmt.Fprintf(&b, "decisions %d\n", len(rf.Decisions))
 	for i, c := range rf.Choices {
 		fmt.Fprintf(&b, "%#x", c)
 		if i%8 == 7 || i == len(rf.Choices)-1 {
@@ -100,6 +119,11 @@ func writeReplay(path string, rf replayFile) error {
 	if rf.Choices != nil {
 		writeBits(&b, rf.Keeps.Operations)
 		writeBits(&b, rf.Keeps.Faults)
+		if len(tasks) > 0 {
+			for _, l := range taskOf {
+				writeInts(&b, l)
+			}
+		}
 	}
 	for i, d := range rf.Decisions {
 		b.WriteString(strconv.Itoa(int(d)))
@@ -149,6 +173,8 @@ func parseReplay(data []byte) (*replayFile, error) {
 	keys := replayKeys
 	if magic == replayMagicV2 {
 		keys = replayKeysV2
+	} else if magic == replayMagicV3 {
+		keys = replayKeysV3
 	} else if magic != replayMagic {
 		if strings.HasPrefix(magic, "windtunnel decisions v1") {
 			return nil, fmt.Errorf("an old (v1) decision file: it does not hold the run's settings; re-run the failing seed to write a v2 replay file")
@@ -159,6 +185,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 	var n int
 	nChoices := -1 // "seed"
 	nOps, nFaults := 0, 0
+	var tasks []string // keeptasks: the task table
 	for i, key := range keys {
 		l, ok := line()
 		if !ok {
@@ -219,6 +246,31 @@ func parseReplay(data []byte) (*replayFile, error) {
 					err = fmt.Errorf("%q is neither \"seed\" nor two counts", clip(v, 20))
 				}
 			}
+		case "keeptasks":
+			switch {
+			case v == "seed" && nChoices < 0:
+			case v == "seed" || nChoices < 0:
+				err = fmt.Errorf("%q with choices %s: both come from the seed or neither", clip(v, 20), map[bool]string{true: "seed", false: "listed"}[nChoices < 0])
+			default:
+				t, e := strconv.Atoi(v)
+				if e != nil || t < 0 || t > maxKeepTasks {
+					err = fmt.Errorf("%q is neither \"seed\" nor a task count up to %d", clip(v, 20), maxKeepTasks)
+					break
+				}
+				for j := range t {
+					tl, ok := line()
+					name, found := strings.CutPrefix(tl, "task ")
+					if !ok || !found {
+						err = fmt.Errorf("the header announces %d tasks, line %d is %q, not a task line", t, j+1, clip(tl, 40))
+						break
+					}
+					if name, e = strconv.Unquote(name); e != nil {
+						err = fmt.Errorf("task line %d: %q is not a quoted name", j+1, clip(tl, 40))
+						break
+					}
+					tasks = append(tasks, name)
+				}
+			}
 		case "decisions":
 			if n, err = strconv.Atoi(v); err != nil {
 				err = fmt.Errorf("%q is not a count", clip(v, 24))
@@ -262,6 +314,31 @@ func parseReplay(data []byte) (*replayFile, error) {
 			return nil, fmt.Errorf("the header announces %d Keep answers, the file holds %d", nOps+nFaults, len(bits))
 		}
 		rf.Keeps = sim.Keeps{Operations: bits[:nOps:nOps], Faults: bits[nOps:]}
+		if len(tasks) > 0 {
+			total := nChoices + nOps + nFaults
+			if len(fields) < total {
+				return nil, fmt.Errorf("the header announces %d keyed draws and Keep answers, the file holds %d task indices (truncated?)", total, len(fields))
+			}
+			keys := [3][]sim.KeepKey{{}, {}, {}}
+			asked := make([][3]int, len(tasks))
+			for i, f := range fields[:total] {
+				t, err := strconv.Atoi(f)
+				if err != nil || t < 0 || t >= len(tasks) {
+					return nil, fmt.Errorf("keyed entry %d's task is %q, not one of the %d tasks", i+1, clip(f, 20), len(tasks))
+				}
+				kind := 0
+				switch {
+				case i >= nChoices+nOps:
+					kind = 2
+				case i >= nChoices:
+					kind = 1
+				}
+				keys[kind] = append(keys[kind], sim.KeepKey{Task: tasks[t], N: asked[t][kind]})
+				asked[t][kind]++
+			}
+			rf.Keeps.ChoiceKeys, rf.Keeps.OperationKeys, rf.Keeps.FaultKeys = keys[0], keys[1], keys[2]
+			fields = fields[total:]
+		}
 	}
 	rf.Decisions = make([]int32, 0, n)
 	for i, f := range fields {
@@ -354,6 +431,59 @@ func appendCorpus(topTest string, seed uint64, note string) error {
 
 // writeBits writes Keep answers as runs of 0 and 1, 64 to a line; an
 // empty list is an empty line (so the list's end stays visible).
+// maxKeepTasks bounds a replay file's task table.
+const maxKeepTasks = 1 << 20
+
+// keepTaskTable is a keyed replay's task table for a replay file: the
+// tasks in first-use order and each draw's, operation answer's and fault
+// answer's task index. The file does not hold the ordinals: each one must
+// be its task's count of earlier draws (or answers of the kind), which
+// every keyed list of a recorded run (sim.KeepsOfRun) is. A replay by
+// ordinal has no table.
+func keepTaskTable(choices int, k sim.Keeps) ([]string, [3][]int, error) {
+	var taskOf [3][]int
+	if k.ChoiceKeys == nil {
+		return nil, taskOf, nil
+	}
+	var tasks []string
+	index := map[string]int{}
+	asked := map[string]*[3]int{}
+	lists := [3][]sim.KeepKey{k.ChoiceKeys, k.OperationKeys, k.FaultKeys}
+	lens := [3]int{choices, len(k.Operations), len(k.Faults)}
+	for kind, keys := range lists {
+		what := [3]string{"choice", "operation", "fault"}[kind]
+		if len(keys) < lens[kind] {
+			return nil, taskOf, fmt.Errorf("replay file: %d %s answers but %d keys", lens[kind], what, len(keys))
+		}
+		for _, key := range keys[:lens[kind]] {
+			t, ok := index[key.Task]
+			if !ok {
+				t = len(tasks)
+				index[key.Task] = t
+				tasks = append(tasks, key.Task)
+				asked[key.Task] = &[3]int{}
+			}
+			if a := asked[key.Task]; key.N != a[kind] {
+				return nil, taskOf, fmt.Errorf("replay file: the %s answers of task %q are not in its call order (call %d where %d comes next)", what, key.Task, key.N, a[kind])
+			}
+			asked[key.Task][kind]++
+			taskOf[kind] = append(taskOf[kind], t)
+		}
+	}
+	return tasks, taskOf, nil
+}
+
+func writeInts(b *bytes.Buffer, v []int) {
+	for i, x := range v {
+		b.WriteString(strconv.Itoa(x))
+		if i%32 == 31 || i == len(v)-1 {
+			b.WriteByte('\n')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+}
+
 func writeBits(b *bytes.Buffer, bits []bool) {
 	for i, k := range bits {
 		if k {

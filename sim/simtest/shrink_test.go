@@ -116,6 +116,29 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	assert.Empty(t, back.Keeps.Faults)
 	assert.Equal(t, rf.Decisions, back.Decisions)
 
+	// A keyed replay (draws and answers by task, sim.KeepsOfRun) round
+	// trips with its keys: the task table holds names with spaces and
+	// quotes, the ordinals follow from the order.
+	rf.Keeps.ChoiceKeys = []sim.KeepKey{{Task: "client 1", N: 0}, {Task: `q"t`, N: 0}, {Task: "client 1", N: 1}}
+	rf.Keeps.OperationKeys = make([]sim.KeepKey, 72) // two more than answers: past the list, answered false
+	for i := range rf.Keeps.OperationKeys {
+		rf.Keeps.OperationKeys[i] = sim.KeepKey{Task: []string{"client 1", "main"}[i%2], N: i / 2}
+	}
+	rf.Keeps.FaultKeys = []sim.KeepKey{}
+	require.NoError(t, writeReplay(path, rf))
+	back, err = readReplay(path)
+	require.NoError(t, err)
+	assert.Equal(t, rf.Choices, back.Choices)
+	assert.Equal(t, rf.Keeps.Operations, back.Keeps.Operations)
+	assert.Equal(t, rf.Keeps.ChoiceKeys, back.Keeps.ChoiceKeys)
+	assert.Equal(t, rf.Keeps.OperationKeys[:70], back.Keeps.OperationKeys)
+	assert.Empty(t, back.Keeps.FaultKeys)
+	// Keys out of their task's call order cannot be written (the file
+	// holds no ordinals).
+	rf.Keeps.ChoiceKeys = []sim.KeepKey{{Task: "a", N: 1}, {Task: "a", N: 0}, {Task: "b", N: 0}}
+	require.ErrorContains(t, writeReplay(path, rf), `the choice answers of task "a" are not in its call order`)
+	rf.Keeps.ChoiceKeys, rf.Keeps.OperationKeys, rf.Keeps.FaultKeys = nil, nil, nil
+
 	// "choices seed" (a seed's own run) reads as nil choices, and version 2
 	// files still read.
 	rf.Choices = nil
@@ -127,13 +150,21 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int32{0, 1}, v2.Decisions)
 
+	v4 := replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\n"
 	for name, c := range map[string]struct{ text, want string }{
-		"few choices": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 3\nkeeps 0 0\ndecisions 1\n0x1\n", "announces 3 choices"},
-		"not hex":     {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 0 0\ndecisions 1\n12 0\n", "not a hex value"},
-		"bad count":   {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices many\nkeeps 0 0\ndecisions 1\n0\n", `neither "seed" nor a count`},
-		"few keeps":   {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 3 1\ndecisions 1\n0x1\n01\n0\n", "announces 4 Keep answers, the file holds 3"},
-		"not bits":    {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 2 0\ndecisions 1\n0x1\n0a\n0\n", "not a run of 0 and 1"},
-		"keeps mixed": {replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps 1 0\ndecisions 1\n0\n", "both come from the seed or neither"},
+		"few choices": {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 3\nkeeps 0 0\ndecisions 1\n0x1\n", "announces 3 choices"},
+		"not hex":     {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 0 0\ndecisions 1\n12 0\n", "not a hex value"},
+		"bad count":   {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices many\nkeeps 0 0\ndecisions 1\n0\n", `neither "seed" nor a count`},
+		"few keeps":   {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 3 1\ndecisions 1\n0x1\n01\n0\n", "announces 4 Keep answers, the file holds 3"},
+		"not bits":    {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 2 0\ndecisions 1\n0x1\n0a\n0\n", "not a run of 0 and 1"},
+		"keeps mixed": {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps 1 0\ndecisions 1\n0\n", "both come from the seed or neither"},
+		// Version 4: the task table of a keyed replay.
+		"tasks mixed":    {v4 + "choices seed\nkeeps seed\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0\n", "both come from the seed or neither"},
+		"tasks count":    {v4 + "choices 1\nkeeps 0 0\nkeeptasks lots\ndecisions 1\n0x1\n0\n", `neither "seed" nor a task count`},
+		"tasks short":    {v4 + "choices 1\nkeeps 0 0\nkeeptasks 2\ntask \"a\"\ndecisions 1\n0x1\n0\n0\n", "announces 2 tasks, line 2 is \"decisions 1\""},
+		"task unquoted":  {v4 + "choices 1\nkeeps 0 0\nkeeptasks 1\ntask a\ndecisions 1\n0x1\n0\n0\n", "not a quoted name"},
+		"task index":     {v4 + "choices 1\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1\n1\n0 3\n0\n", "keyed entry 2's task is \"3\", not one of the 1 tasks"},
+		"task truncated": {v4 + "choices 2\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1 0x2\n1\n0\n", "announces 3 keyed draws and Keep answers, the file holds 1 task indices"},
 	} {
 		_, err := parseReplay([]byte(c.text))
 		if assert.Error(t, err, name) {
