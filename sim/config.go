@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,11 @@ const (
 	DefaultMaxVirtual = 24 * time.Hour
 	DefaultTraceTail  = 64
 )
+
+// AbandonCheckSteps is how often a run reads Config.Abandon: often enough
+// that an abandoned run ends within a millisecond or so, rarely enough that
+// the read costs nothing per step.
+const AbandonCheckSteps = 4096
 
 // Epoch is the virtual instant every run starts at. It is fixed so that the
 // same seed gives the same timestamps, and far from the present so that a
@@ -32,6 +38,13 @@ type Config struct {
 
 	// MaxSteps bounds the number of scheduling steps (0: DefaultMaxSteps).
 	MaxSteps int64
+	// Abandon, when set, is read every AbandonCheckSteps steps: once true,
+	// the run ends there (Result.Abandoned, and an error saying so). A
+	// harness that runs seeds ahead of their reports stops the ones it no
+	// longer needs (the seeds after one that failed) instead of paying for
+	// them; an abandoned run's result means nothing. Reading it changes no
+	// decision of the run, so a run that is not abandoned is the same run.
+	Abandon *atomic.Bool
 	// MaxTasks bounds the number of tasks ever started (0: DefaultMaxTasks).
 	MaxTasks int
 	// MaxVirtual bounds the virtual time of the run (0: DefaultMaxVirtual).

@@ -159,6 +159,9 @@ type Result struct {
 	PreemptionSteps []int64
 	// Choices and KeepSites are the world's choices when
 	// Config.RecordChoices; ChoicesCut says the list hit MaxChoices.
+	// Abandoned says Config.Abandon ended the run: its result means
+	// nothing.
+	Abandoned  bool
 	Choices    []uint64
 	ChoiceKeys []KeepKey // each choice's task and ordinal among its draws (KeepKey)
 	KeepSites  []KeepSite
@@ -197,6 +200,7 @@ func (s *Sim) result() Result {
 		Decisions: s.trace.decisions,
 		Header:    s.header,
 		Probes:    s.probes,
+		Abandoned: s.abandoned,
 
 		Operations:      s.operations,
 		Kept:            s.kept,

@@ -30,9 +30,14 @@ type Sim struct {
 	world    *rand.Rand
 	worldSrc *worldSource // world's source: the seed's, or a choice list (choices.go)
 
-	nowNs   int64 // virtual time since Epoch
-	steps   int64
-	nextSeq uint64 // timer tie-breaker: insertion order
+	nowNs int64 // virtual time since Epoch
+	steps int64
+	// stepCap is where decide next looks at the step limit and at
+	// Config.Abandon: MaxSteps, or sooner by AbandonCheckSteps, so that the
+	// hot path compares one number either way.
+	stepCap   int64
+	abandoned bool   // Config.Abandon ended the run
+	nextSeq   uint64 // timer tie-breaker: insertion order
 
 	tasks []*task // every task ever started, by id
 	// runnable is the set the strategy picks from, in an order that is part
@@ -114,6 +119,10 @@ func Run(cfg Config, main func(s *Sim)) Result {
 			list: cfg.Choices, keeps: cfg.Keeps, record: cfg.RecordChoices, max: cfg.MaxChoices},
 	}
 	s.worldSrc.s = s
+	s.stepCap = cfg.MaxSteps
+	if cfg.Abandon != nil {
+		s.stepCap = min(AbandonCheckSteps, cfg.MaxSteps)
+	}
 	s.world = rand.New(s.worldSrc)
 	if cfg.Record {
 		s.rec = &recorder{max: cfg.MaxRecord}
@@ -238,9 +247,17 @@ func (s *Sim) decide(onTask bool) int {
 			s.advanceToNextTimer()
 			continue
 		}
-		if s.steps >= s.cfg.MaxSteps {
-			s.failLimit(fmt.Sprintf("step limit of %d exceeded", s.cfg.MaxSteps))
-			return -1
+		if s.steps >= s.stepCap {
+			if s.steps >= s.cfg.MaxSteps {
+				s.failLimit(fmt.Sprintf("step limit of %d exceeded", s.cfg.MaxSteps))
+				return -1
+			}
+			if s.cfg.Abandon != nil && s.cfg.Abandon.Load() {
+				s.abandoned = true
+				s.failLimit(fmt.Sprintf("abandoned at step %d: the harness no longer needs this run", s.steps))
+				return -1
+			}
+			s.stepCap = min(s.steps+AbandonCheckSteps, s.cfg.MaxSteps)
 		}
 		if s.walk { // random walk's pick, without an interface call
 			hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
@@ -260,7 +277,7 @@ func (s *Sim) continueSelf(t *task) bool {
 	s.endStep()
 	s.stepEnded = true
 	var i int
-	if s.walk && len(s.runnable) > 0 && s.failure == nil && s.steps < s.cfg.MaxSteps && s.root.state != taskDone {
+	if s.walk && len(s.runnable) > 0 && s.failure == nil && s.steps < s.stepCap && s.root.state != taskDone {
 		// decide's answer in this, the common case, without the calls.
 		hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
 		i = int(hi)

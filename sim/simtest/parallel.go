@@ -3,7 +3,18 @@ package simtest
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/windtunnel/windtunnel/sim"
 )
+
+// runAhead1 is runOnce for a seed run ahead of its report: abandon, once
+// true, ends it early (its result is then discarded).
+func (h *harness) runAhead1(seed uint64, abandon *atomic.Bool) (sim.Result, any, string) {
+	cfg := h.config(seed)
+	cfg.Abandon = abandon
+	return h.runConfig(cfg)
+}
 
 // Seeds are independent: each runs on a simulator of its own, so the
 // harness runs them on every core (-sim.parallel, default GOMAXPROCS) and
@@ -12,7 +23,8 @@ import (
 // subtest of seed i waits for seed i's run; a failing seed's artifacts are
 // written by its subtest, on the test's goroutine. Once a seed has failed
 // (without -sim.keepgoing) no later seed is started, and the ones already
-// running are discarded.
+// running are abandoned (sim.Config.Abandon: they stop within a few
+// thousand steps instead of running to their end) and discarded.
 //
 // A body must then be safe to run on several goroutines at once: it builds
 // its world from its *sim.Sim and shares nothing mutable with other seeds
@@ -27,6 +39,10 @@ type ahead struct {
 	next    int  // the next seed index to start
 	halt    bool // a failure was reported: start nothing more
 	active  bool
+	// abandon[i] ends seed i's run early: set for the runs in flight after
+	// a failing seed (their reports will never be made), and for every run
+	// when the report stops (stop).
+	abandon []atomic.Bool
 	workers sync.WaitGroup
 }
 
@@ -45,7 +61,7 @@ func (h *harness) parallelism() int {
 // runAhead starts the workers; with parallelism 1 nothing runs ahead and
 // every subtest runs its own seed.
 func (h *harness) runAhead() *ahead {
-	a := &ahead{results: make([]*outcome, len(h.plan)), done: make([]bool, len(h.plan))}
+	a := &ahead{results: make([]*outcome, len(h.plan)), done: make([]bool, len(h.plan)), abandon: make([]atomic.Bool, len(h.plan))}
 	a.cond = sync.NewCond(&a.mu)
 	n := h.parallelism()
 	if n <= 1 {
@@ -65,16 +81,19 @@ func (h *harness) runAhead() *ahead {
 				i := a.next
 				a.next++
 				a.mu.Unlock()
-				res, value, failure := h.runOnce(h.plan[i].seed, nil)
+				res, value, failure := h.runAhead1(h.plan[i].seed, &a.abandon[i])
 				o := &outcome{res: res, value: value, failure: failure}
 				if failure == "" && h.st.determinism {
-					again, _, _ := h.runOnce(h.plan[i].seed, nil)
+					again, _, _ := h.runAhead1(h.plan[i].seed, &a.abandon[i])
 					o.again = &again
 				}
 				a.mu.Lock()
 				a.results[i], a.done[i] = o, true
-				if failure != "" && !h.st.keepGoing {
-					a.halt = true // later seeds are not reported
+				if failure != "" && !h.st.keepGoing && !res.Abandoned {
+					a.halt = true // later seeds are not reported: stop the ones running
+					for j := i + 1; j < a.next; j++ {
+						a.abandon[j].Store(true)
+					}
 				}
 				a.cond.Broadcast()
 				a.mu.Unlock()
@@ -104,6 +123,9 @@ func (a *ahead) stop() {
 	}
 	a.mu.Lock()
 	a.halt = true
+	for j := range a.next {
+		a.abandon[j].Store(true)
+	}
 	a.mu.Unlock()
 	a.workers.Wait()
 }

@@ -271,3 +271,36 @@ func TestParallelSeedsMatchSequential(t *testing.T) {
 		assert.Equal(t, keep(seq), keep(par), "args %v", args)
 	}
 }
+
+// TestFixtureAbandon: the plan's first seed fails after a short loop (long
+// enough for the second seed to start beside it); every other seed runs a
+// long loop and prints when it ran to its end.
+func TestFixtureAbandon(t *testing.T) {
+	fixture(t)
+	first := SeedAt(t.Name(), 0)
+	Seeds(t, Options{Seeds: 8}, func(s *sim.Sim) (int64, error) {
+		if s.Seed() == first {
+			for range 200_000 {
+				s.Yield()
+			}
+			return 0, fmt.Errorf("the first seed fails")
+		}
+		for range 5_000_000 {
+			s.Yield()
+		}
+		fmt.Printf("ran to its end: %#x\n", s.Seed())
+		return 0, nil
+	})
+}
+
+// Once a seed has failed, the seeds already running after it are abandoned
+// (sim.Config.Abandon), not run to their end: the harness reports none of
+// them, so their runs were only costs (a mutant's catching seed used to
+// wait for a slow sibling seed to finish).
+func TestSeedsAfterAFailureAreAbandoned(t *testing.T) {
+	dir := t.TempDir()
+	out, err := childRun(t, dir, "TestFixtureAbandon", "abandon", nil, "-sim.record=false", "-sim.out="+dir, "-sim.parallel=2")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "the first seed fails")
+	assert.NotContains(t, out, "ran to its end", "the second seed, running beside the failing first, was run to its end")
+}
