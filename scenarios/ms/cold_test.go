@@ -64,17 +64,20 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 				probe = append(probe, others[:min(5, len(others))]...) // a few channels the client is not in
 				r.Shuffle(len(probe), func(i, j int) { probe[i], probe[j] = probe[j], probe[i] })
 				before := countMS(w, pod)
-				wrong := checkAll(context.Background(), w, pod, 1+r.IntN(16), usr, probe, func(c authz.ID) bool { return isMember[c] })
+				wrong, made := checkAll(context.Background(), w, pod, 1+r.IntN(16), usr, probe, func(c authz.ID) bool { return isMember[c] })
+				if made == 0 {
+					continue // a shrunk run in which this client checks nothing: no read to count
+				}
 				d := countMS(w, pod).sub(before)
 				smp.Observe(float64(d.loads+d.points), func() string {
-					return fmt.Sprintf("cold client %s in %d channels, %d checks: %s", pods.Short(usr), len(chs), len(probe), d)
+					return fmt.Sprintf("cold client %s in %d channels, %d checks: %s", pods.Short(usr), len(chs), made, d)
 				})
 				if len(wrong) > 0 {
 					return smp, fmt.Errorf("MS-1: cold client %s: %d wrong answers, e.g. %s", pods.Short(usr), len(wrong), wrong[0])
 				}
 				if !b.Holds(float64(d.loads+d.points)) || d.points != 0 || d.checkouts != 1 {
 					return smp, fmt.Errorf("MS-1: cold client %s in %d channels (%d checks) caused %s; want %s membership load on 1 checkout and no point check",
-						pods.Short(usr), len(chs), len(probe), d, b.Format(b.Value))
+						pods.Short(usr), len(chs), made, d, b.Format(b.Value))
 				}
 			}
 			return smp, nil
@@ -119,6 +122,7 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 			ks := make([]int, users)
 			var wrong []string
 			total := 0
+			active := 0 // users that made a check (a shrunk run may drop every check of a user)
 			wg := s.NewWaitGroup("users")
 			wg.Add(users)
 			for u := range users {
@@ -128,7 +132,6 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 					isMember[channel(c)] = true
 				}
 				ks[u] = 2 + r.IntN(63)
-				total += ks[u]
 				probe := make([]authz.ID, ks[u])
 				for i := range probe {
 					probe[i] = channel(1 + r.IntN(nChannels))
@@ -136,23 +139,28 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 				s.Go(fmt.Sprintf("burst-%s", pods.Short(usr)), func() {
 					defer wg.Done()
 					// One task per request: all K are in flight at once.
-					wrong = append(wrong, checkAll(context.Background(), w, pod, ks[u], usr, probe, func(c authz.ID) bool { return isMember[c] })...)
+					bad, made := checkAll(context.Background(), w, pod, ks[u], usr, probe, func(c authz.ID) bool { return isMember[c] })
+					wrong = append(wrong, bad...)
+					total += made
+					if made > 0 {
+						active++
+					}
 				})
 			}
 			_ = wg.Wait(context.Background())
 			d := countMS(w, pod)
-			smp.Observe(float64(d.loads)/float64(users), func() string {
+			smp.Observe(float64(d.loads)/float64(max(active, 1)), func() string {
 				return fmt.Sprintf("%d users with K=%v concurrent cold checks: %s", users, ks, d)
 			})
 			smp.Of = int64(total)
 			switch {
 			case len(wrong) > 0:
 				return smp, fmt.Errorf("MS-5: %d wrong answers, e.g. %s", len(wrong), wrong[0])
-			case d.loads != int64(users)*b.Int() || d.points != 0 || d.checkouts != int64(users):
+			case d.loads != int64(active)*b.Int() || d.points != 0 || d.checkouts != int64(active):
 				return smp, fmt.Errorf("MS-5: %d users with K=%v concurrent cold checks caused %s; want exactly %d loads on %d checkouts, no point check",
-					users, ks, d, users, users)
-			case d.misses != int64(users) || d.hits != int64(total-users):
-				return smp, fmt.Errorf("MS-5: cache counted %s for %d requests of %d users; want %d misses and %d hits", d, total, users, users, total-users)
+					active, ks, d, active, active)
+			case d.misses != int64(active) || d.hits != int64(total-active):
+				return smp, fmt.Errorf("MS-5: cache counted %s for %d requests of %d users; want %d misses and %d hits", d, total, active, active, total-active)
 			}
 			return smp, nil
 		},

@@ -54,9 +54,21 @@ func onePod(s *sim.Sim, tables authztest.Tables, db simdb.Config, cfg pods.Confi
 
 // checkAll has `tasks` concurrent requests check the channels of u on pod,
 // each request taking the next unchecked channel, and returns the answers
-// that differed from want (or failed).
-func checkAll(ctx context.Context, w *pods.World, pod *pods.Pod, tasks int, u authz.ID, channels []authz.ID, want func(authz.ID) bool) (wrong []string) {
+// that differed from want (or failed) and how many checks were made. Each
+// check is an operation a shrinker may drop (sim.Keep, asked here, in
+// order, before any request starts): callers judge the checks made, and a
+// user with none made no request at all.
+func checkAll(ctx context.Context, w *pods.World, pod *pods.Pod, tasks int, u authz.ID, channels []authz.ID, want func(authz.ID) bool) (wrong []string, made int) {
 	s := w.S
+	var kept []authz.ID
+	for _, ch := range channels {
+		// Labelled with the user: a failure that names the user lets a
+		// shrinker keep that user's checks alone in one re-run.
+		if s.KeepFor(sim.KeepOperation, pods.Short(u)) {
+			kept = append(kept, ch)
+		}
+	}
+	channels = kept
 	next := 0
 	wg := s.NewWaitGroup("checks")
 	wg.Add(tasks)
@@ -66,7 +78,16 @@ func checkAll(ctx context.Context, w *pods.World, pod *pods.Pod, tasks int, u au
 			for next < len(channels) {
 				ch := channels[next]
 				next++
+				op := sim.NoEvent
+				if s.Recording() {
+					op = s.OpBegin("is_member(%s, %s)", pods.Short(u), pods.Short(ch))
+				} else {
+					s.OpBegin("")
+				}
 				got, err := pod.MS.IsMember(ctx, community, u, ch)
+				if op != sim.NoEvent {
+					s.OpEnd(op, "%v %v", got, err)
+				}
 				switch {
 				case err != nil:
 					wrong = append(wrong, fmt.Sprintf("%s/%s: %v", pods.Short(u), pods.Short(ch), err))
@@ -77,7 +98,7 @@ func checkAll(ctx context.Context, w *pods.World, pod *pods.Pod, tasks int, u au
 		})
 	}
 	_ = wg.Wait(ctx)
-	return wrong
+	return wrong, len(channels)
 }
 
 // counts is what a membership claim compares, counted outside the cache
