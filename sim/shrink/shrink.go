@@ -12,9 +12,13 @@
 // limit is a safety net whose use the outcome reports.
 //
 // The order follows the issue a person debugs: first the operations (the
-// workload is most of a failing run), then the faults, then the values the
-// world drew, then the schedule, toward the small bug depth PCT and CHESS
-// say most bugs have.
+// workload is most of a failing run), then the faults, then the schedule,
+// toward the small bug depth PCT and CHESS say most bugs have, then the
+// values the world drew, then the schedule once more. The schedule comes
+// before the draws so that a shrink of a heavy world that runs out of wall
+// time has spent it on what a reader counts (operations and preemptions)
+// rather than on tens of thousands of drawn values; a smaller draw can
+// bring a preemption back, which the last pass undoes.
 package shrink
 
 import (
@@ -216,8 +220,9 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 			sh.truncateAt(sim.KeepOperation)
 			sh.dropSites(sim.KeepOperation)
 		}},
-		{"faults", 0.60, func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
-		{"draws", 0.70, sh.minimizeDraws},
+		{"faults", 0.55, func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
+		{"schedule", 0.75, sh.shrinkSchedule},
+		{"draws", 0.85, sh.minimizeDraws},
 		{"schedule", 0.97, sh.shrinkSchedule},
 	} {
 		sh.pass, sh.passEnd = pass.name, max(int(pass.share*float64(opt.MaxAttempts)), 1)
