@@ -214,9 +214,10 @@ type worldSource struct {
 	// byTask are the tasks' keys' names and draws and Keep calls so far,
 	// by task id + 1 (slot 0: outside every task); recKeys the recorded
 	// draws' keys. Kept only when keyed or recording.
-	s       *Sim
-	byTask  []taskKeeps
-	recKeys []KeepKey
+	s         *Sim
+	byTask    []taskKeeps
+	nameCount map[string]int // tasks named so far, by name
+	recKeys   []KeepKey
 
 	record bool
 	max    int
@@ -298,7 +299,6 @@ func (w *worldSource) index(slot int, keys []KeepKey) map[KeepKey]int {
 // taskKeeps is one task's Keep state: its key's name and its calls so
 // far, by kind.
 type taskKeeps struct {
-	named bool
 	name  string
 	asked [keepKinds]int // [0]: draws; [kind]: Keep calls
 }
@@ -346,23 +346,24 @@ func (s *Sim) taskKey(slot int) KeepKey {
 	}
 	w := s.worldSrc
 	idx := int(t.id) + 1 // slot 0 is outside every task
-	for len(w.byTask) <= idx {
+	if len(w.byTask) == 0 {
 		w.byTask = append(w.byTask, taskKeeps{})
 	}
-	st := &w.byTask[idx]
-	if !st.named {
-		// The k-th task of its name, in spawn order (task ids are).
-		k := 1
-		for _, o := range s.tasks[:t.id] {
-			if o.name == t.name {
-				k++
-			}
+	// Name every task up to this one, in spawn order (task ids are), each
+	// once: the k-th task of a name is "name#k".
+	for len(w.byTask) <= idx {
+		o := s.tasks[len(w.byTask)-1]
+		if w.nameCount == nil {
+			w.nameCount = map[string]int{}
 		}
-		st.named, st.name = true, t.name
-		if k > 1 {
-			st.name = fmt.Sprintf("%s#%d", t.name, k)
+		w.nameCount[o.name]++
+		name := o.name
+		if k := w.nameCount[o.name]; k > 1 {
+			name = fmt.Sprintf("%s#%d", o.name, k)
 		}
+		w.byTask = append(w.byTask, taskKeeps{name: name})
 	}
+	st := &w.byTask[idx]
 	n := st.asked[slot]
 	st.asked[slot]++
 	return KeepKey{Task: st.name, N: n}

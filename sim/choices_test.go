@@ -338,3 +338,23 @@ func TestKeyedReplayIsCheckedAndReproducesTheRun(t *testing.T) {
 	res := Run(Config{Seed: 11, ReplayChoices: true, Choices: rec.Choices, Keeps: bad}, func(*Sim) {})
 	require.ErrorContains(t, res.Err, "two choices for draw 0")
 }
+
+// Tasks of one name are told apart by spawn order in their keys: the
+// second "worker" is "worker#2", whichever of the two asks first.
+func TestKeepKeysNameTasksInSpawnOrder(t *testing.T) {
+	res := Run(Config{Seed: 5, RecordChoices: true}, func(s *Sim) {
+		wg := s.NewWaitGroup("w")
+		wg.Add(3)
+		for range 2 {
+			s.Go("worker", func() { defer wg.Done(); s.Yield(); s.Keep(KeepOperation) })
+		}
+		s.Go("other", func() { defer wg.Done(); s.Keep(KeepOperation); s.Keep(KeepOperation) })
+		_ = wg.Wait(context.Background())
+	})
+	require.NoError(t, res.Err)
+	var keys []KeepKey
+	for _, site := range res.KeepSites {
+		keys = append(keys, site.Key)
+	}
+	assert.ElementsMatch(t, []KeepKey{{Task: "worker", N: 0}, {Task: "worker#2", N: 0}, {Task: "other", N: 0}, {Task: "other", N: 1}}, keys)
+}
