@@ -333,8 +333,13 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 
 func firstFailedTest(out string) string {
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "--- FAIL: ") {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "--- FAIL: "))
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "--- FAIL: "); ok {
+			// The name alone: the line's "(1.53s)" is a timing, which would
+			// make two runs of the same mutant read differently (the
+			// schemata check compares them).
+			if f := strings.Fields(rest); len(f) > 0 {
+				return f[0]
+			}
 		}
 	}
 	return "a failing test (see output.txt)"

@@ -104,3 +104,14 @@ func TestAFailingTestThatIsNoClaimCheckIsAProblem(t *testing.T) {
 		"claim phase: mod/ms: does not build (see claims/output.txt)",
 	}, rep.Problems)
 }
+
+// A mutant caught by a verdict over all its seeds (no single seed failed)
+// is named by its first failing test alone, without the line's timing: two
+// runs of the same mutant (its schema build and its own overlay, compared
+// by audit -verify-schemata) must read the same.
+func TestFirstFailedTestIsTheNameWithoutItsTiming(t *testing.T) {
+	out := "=== RUN   TestA\n--- PASS: TestA (0.01s)\n    --- FAIL: TestB/seed=0x1 (0.20s)\n--- FAIL: TestB (1.53s)\nFAIL\n"
+	assert.Equal(t, "TestB/seed=0x1", firstFailedTest(out))
+	assert.Equal(t, "TestC", firstFailedTest("--- FAIL: TestC (2.06s)\n"))
+	assert.Equal(t, "a failing test (see output.txt)", firstFailedTest("ok\n"))
+}
