@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 )
@@ -38,6 +39,13 @@ import (
 // other task's draws and answers where they were. Draws and answers are
 // keyed together or not at all: a task's Keep follows its own draws, and
 // keying one of the two would pair answers with other tasks' draws.
+
+// ErrDropped is what a world's client operation returns when Keep dropped
+// it (a world may wrap it). A dropped operation was never made: a check
+// that reports one as a failure ("the follow-up did not proceed: operation
+// dropped") judges the shrinker's edit, not the code, and the shrinker
+// refuses every candidate whose failure mentions it (sim/shrink).
+var ErrDropped = errors.New("operation dropped by the run's choices (sim.Keep)")
 
 // Keepable names what a Keep decision keeps or drops.
 type Keepable uint8

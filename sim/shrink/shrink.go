@@ -319,6 +319,11 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 	if Signature(got) != sh.sig || res.ChoicesCut || !statsOf(res).smaller(statsOf(sh.res)) {
 		return false
 	}
+	if strings.Contains(got, sim.ErrDropped.Error()) {
+		// The failure is about an operation the edit dropped: an artifact
+		// of the candidate, whatever its signature.
+		return false
+	}
 	sh.adopt(res, got, guided)
 	sh.accepted++
 	sh.progress("%s: %s", what, statsOf(res))

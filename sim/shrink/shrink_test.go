@@ -222,3 +222,45 @@ func TestShrinkingASequentialBugEndsWithoutPreemptions(t *testing.T) {
 	assert.Equal(t, int64(0), out.After.Preemptions)
 	assert.Equal(t, int64(1), out.After.Operations)
 }
+
+// droppedCounted is a lost update whose check also counts a dropped
+// increment as lost, with the real failure's signature: a check judging the
+// shrinker's edit instead of the code.
+func droppedCounted(s *sim.Sim) {
+	n, done, missed := 0, 0, 0
+	wg := s.NewWaitGroup("clients")
+	wg.Add(2)
+	for c := range 2 {
+		s.Go(fmt.Sprintf("client%d", c), func() {
+			defer wg.Done()
+			if !s.Keep(sim.KeepOperation) {
+				missed++
+				return
+			}
+			op := s.OpBegin("increment")
+			v := n
+			s.Yield()
+			n = v + 1
+			done++
+			s.OpEnd(op, "ok")
+		})
+	}
+	_ = wg.Wait(context.Background())
+	if missed > 0 {
+		s.Failf("lost update: %d after %d (%v)", n, done+missed, sim.ErrDropped)
+	}
+	if n != done {
+		s.Failf("lost update: %d after %d", n, done)
+	}
+}
+
+// A candidate whose failure is about an operation the edit dropped is not
+// a counterexample, whatever its signature: the shrunk run keeps both
+// increments (dropping one "fails" only through the check's mistake).
+func TestAFailureAboutADroppedOperationIsRefused(t *testing.T) {
+	cfg, failure := firstFailing(t, droppedCounted)
+	out, err := shrink.Shrink(runner(droppedCounted), cfg, failure, shrink.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), out.After.Operations)
+	assert.NotContains(t, out.Failure, sim.ErrDropped.Error())
+}

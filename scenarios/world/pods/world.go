@@ -2,7 +2,6 @@ package pods
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -135,7 +134,7 @@ func (w *World) nowNs() int64 { return int64(w.S.Elapsed()) }
 // (sim.Sim.Keep answered false, in a replay a shrinker edited): it was not
 // issued, and nothing of it is in the history. A seed's own run never
 // drops one.
-var ErrSkipped = errors.New("pods: operation dropped by the run's choices")
+var ErrSkipped = fmt.Errorf("pods: %w", sim.ErrDropped)
 
 // opBegin records the invocation of a client operation (and counts it);
 // the typed parameters keep a run that does not record from formatting or
