@@ -93,7 +93,7 @@ type KeepKey struct {
 }
 
 // Keeps are the Keep answers a run replays, one list per kind, and, for a
-// keyed list (KeepsOf), the Keep call each answer is for.
+// keyed replay (KeepsOfRun), the draw or Keep call each entry is for.
 type Keeps struct {
 	Operations []bool
 	Faults     []bool
@@ -136,12 +136,6 @@ func KeepsOf(sites []KeepSite) Keeps {
 			k.FaultKeys = append(k.FaultKeys, s.Key)
 		}
 	}
-	if k.OperationKeys == nil && k.FaultKeys != nil {
-		k.OperationKeys = []KeepKey{}
-	}
-	if k.FaultKeys == nil && k.OperationKeys != nil {
-		k.FaultKeys = []KeepKey{}
-	}
 	return k
 }
 
@@ -167,25 +161,18 @@ func (k Keeps) validKeys(choices int) error {
 	if k.ChoiceKeys == nil {
 		return nil
 	}
-	if choices > len(k.ChoiceKeys) {
-		return fmt.Errorf("sim: Keeps: %d choices but %d choice keys", choices, len(k.ChoiceKeys))
-	}
-	seen := make(map[KeepKey]bool, len(k.ChoiceKeys))
-	for _, key := range k.ChoiceKeys {
-		if seen[key] {
-			return fmt.Errorf("sim: Keeps: two choices for draw %d of task %q", key.N, key.Task)
+	for _, l := range [...]struct {
+		what string
+		n    int
+		keys []KeepKey
+	}{{"choice", choices, k.ChoiceKeys}, {"operation", len(k.Operations), k.OperationKeys}, {"fault", len(k.Faults), k.FaultKeys}} {
+		if l.n > len(l.keys) {
+			return fmt.Errorf("sim: Keeps: %d %ss but %d keys", l.n, l.what, len(l.keys))
 		}
-		seen[key] = true
-	}
-	for _, what := range [...]Keepable{KeepOperation, KeepFault} {
-		keys, l := k.Keys(what), k.list(what)
-		if len(l) > len(keys) {
-			return fmt.Errorf("sim: Keeps: %d %s answers but %d keys", len(l), what, len(keys))
-		}
-		seen := make(map[KeepKey]bool, len(keys))
-		for _, key := range keys {
+		seen := make(map[KeepKey]bool, len(l.keys))
+		for _, key := range l.keys {
 			if seen[key] {
-				return fmt.Errorf("sim: Keeps: two %s answers for the Keep call %d of task %q", what, key.N, key.Task)
+				return fmt.Errorf("sim: Keeps: two %ss for call %d of task %q", l.what, key.N, key.Task)
 			}
 			seen[key] = true
 		}
@@ -341,21 +328,13 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey) bool {
 // taskKey is the key of the current task's next draw (slot 0) or Keep
 // call of a kind (slot = the Keepable), counting it.
 func (s *Sim) taskKey(slot int) KeepKey {
-	t := s.current
-	if t == nil {
-		// Outside every task: one sequence of its own.
-		if len(s.worldSrc.byTask) == 0 {
-			s.worldSrc.byTask = append(s.worldSrc.byTask, taskKeeps{})
-		}
-		st := &s.worldSrc.byTask[0]
-		n := st.asked[slot]
-		st.asked[slot]++
-		return KeepKey{N: n}
-	}
 	w := s.worldSrc
-	idx := int(t.id) + 1 // slot 0 is outside every task
 	if len(w.byTask) == 0 {
-		w.byTask = append(w.byTask, taskKeeps{})
+		w.byTask = append(w.byTask, taskKeeps{}) // outside every task: a sequence of its own
+	}
+	idx := 0
+	if t := s.current; t != nil {
+		idx = int(t.id) + 1
 	}
 	// Name every task up to this one, in spawn order (task ids are), each
 	// once: the k-th task of a name is "name#k".

@@ -336,7 +336,7 @@ func TestKeyedReplayIsCheckedAndReproducesTheRun(t *testing.T) {
 	require.NotEmpty(t, bad.ChoiceKeys)
 	bad.ChoiceKeys = append([]KeepKey{bad.ChoiceKeys[0]}, bad.ChoiceKeys...)
 	res := Run(Config{Seed: 11, ReplayChoices: true, Choices: rec.Choices, Keeps: bad}, func(*Sim) {})
-	require.ErrorContains(t, res.Err, "two choices for draw 0")
+	require.ErrorContains(t, res.Err, `two choices for call 0 of task "main"`)
 }
 
 // Tasks of one name are told apart by spawn order in their keys: the
