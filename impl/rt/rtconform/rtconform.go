@@ -242,8 +242,8 @@ func sleepAndCancel(t *testing.T, env Env, r rt.Runtime) {
 	elapsed(t, env, r.Now().Sub(start), 25*time.Millisecond, "Sleep")
 
 	ctx, cancel := r.WithCancel(bg)
+	start = r.Now() // before the timer is set (see lockContextDeadline)
 	r.AfterFunc(10*time.Millisecond, cancel)
-	start = r.Now()
 	err := r.Sleep(ctx, time.Hour)
 	assert.ErrorIs(t, err, context.Canceled)
 	elapsed(t, env, r.Now().Sub(start), 10*time.Millisecond, "a cancelled Sleep returns at the cancellation")
