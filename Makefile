@@ -23,11 +23,11 @@ FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scena
 
 ## test: everything CI proves: unit and seeded claim checks, the race
 ## detector, the integration tests on real PostgreSQL and Redis, a
-## determinism sample of every claim check, a timeline page rendered in headless Chromium,
-## bounded fuzzing of every parser,
+## timeline page rendered in headless Chromium, bounded fuzzing of every parser,
 ## and a quick audit (every claim gets its expected verdict, every tight
-## bound is reached, every probe is reached, every mutant is caught)
-test: unit race integration browser-test determinism fuzz sweep-slurm-test audit-quick
+## bound is reached, every probe is reached, every mutant is caught) that also
+## runs the first 2 seeds of every claim check and every proof twice (the determinism sample)
+test: unit race integration browser-test fuzz sweep-slurm-test audit-quick
 
 ## unit: vet, gofmt, go test of every package but the claim families' (FAMILIES: their tests, at
 ## their default seed counts, run in audit-quick, which judges them too and fails on any of them failing)
@@ -36,9 +36,11 @@ unit:
 	@unformatted=$$(find . -name '*.go' -not -path './$(OUT)/*' -not -path './.git/*' | xargs gofmt -l); if [ -n "$$unformatted" ]; then echo "gofmt -l lists:"; echo "$$unformatted"; exit 1; fi
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES))")
 
-## race: the race detector on everything that runs real goroutines
+## race: the race detector on everything that runs real goroutines (not the determinism
+## scan and the contract test that runs it, STATIC: static analyses, no goroutines of ours; make unit runs them)
+STATIC       := github.com/windtunnel/windtunnel/impl github.com/windtunnel/windtunnel/sim/determinism
 race:
-	$(GO) test -race -count=1 ./impl/... ./sim/...
+	$(GO) test -race -count=1 $$($(GO) list ./impl/... ./sim/... | grep -v -x -F "$$(printf '%s\n' $(STATIC))")
 
 ## integration: start PostgreSQL and Redis on loopback (installing them from Debian packages if missing), run the integration tests, stop them
 integration:
@@ -50,6 +52,7 @@ browser-test:
 	sim/timeline/browser.sh $(GO) test -count=1 -run Chromium -v ./sim/timeline
 
 ## determinism: every claim check and proof twice per seed (two seeds each), failing on any difference in the trace
+## (make test's audit-quick runs the same sample: -determinism 2)
 determinism:
 	WINDTUNNEL_SIM_DETERMINISM=true WINDTUNNEL_SIM_SEEDS=2 WINDTUNNEL_SIM_RECORD=false $(GO) test -count=1 $(FAMILIES)
 
@@ -67,9 +70,10 @@ audit:
 	$(GO) run ./scenarios/cmd/audit -seeds $(AUDIT_SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-wall $(SHRINK_WALL) -out $(OUT)
 
 ## audit-quick: the audit with every claim family's tests at their default seed counts (what go test
-## runs) and 30 seeds per mutant, without shrinking (part of make test)
+## runs), the first 2 seeds of each and every proof run twice and compared (the determinism sample),
+## and 30 seeds per mutant, without shrinking (part of make test)
 audit-quick:
-	$(GO) run ./scenarios/cmd/audit -seeds default -mutant-seeds 30 -shrink 0 -out $(OUT)/quick
+	$(GO) run ./scenarios/cmd/audit -seeds default -determinism 2 -mutant-seeds 30 -shrink 0 -out $(OUT)/quick
 
 ## sim: the main job: every claim check over SEEDS seeds, every mutant, then the audit table
 sim:

@@ -73,6 +73,24 @@ func readStats(path string) ([]statsLine, error) {
 	return out, nil
 }
 
+// CheckDeterminism makes the claim phase run each check's first n regular
+// seeds (and every corpus seed) twice, and every proof's exploration, and
+// fail a check whose two runs differ in their trace. It is simtest's
+// -sim.determinism sample riding along with a run the audit makes anyway:
+// make test pays for the checks' compilation and fixed costs once instead of
+// in a determinism stage of its own. Env is the claim phase's only: the
+// mutants never run twice.
+func (r *Runner) CheckDeterminism(n int) {
+	if n <= 0 {
+		return
+	}
+	if r.Env == nil {
+		r.Env = map[string]string{}
+	}
+	r.Env["WINDTUNNEL_SIM_DETERMINISM"] = "true"
+	r.Env["WINDTUNNEL_SIM_DETERMINISM_SEEDS"] = fmt.Sprint(n)
+}
+
 // goTest runs go test with the simulation settings in env (the
 // environment form of the -sim flags reaches every package of a pattern,
 // also those that define no flags).

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,4 +115,30 @@ func TestFirstFailedTestIsTheNameWithoutItsTiming(t *testing.T) {
 	assert.Equal(t, "TestB/seed=0x1", firstFailedTest(out))
 	assert.Equal(t, "TestC", firstFailedTest("--- FAIL: TestC (2.06s)\n"))
 	assert.Equal(t, "a failing test (see output.txt)", firstFailedTest("ok\n"))
+}
+
+// TestTheClaimPhaseChecksDeterminismWhenAsked: with CheckDeterminism the
+// claim phase runs its sample twice and a check whose runs differ fails (the
+// fixture drifts from one run to the next); without it the same fixture
+// passes, as nothing runs twice.
+func TestTheClaimPhaseChecksDeterminismWhenAsked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	for _, n := range []int{0, 2} {
+		r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{"./scenarios/audit/testdata/determinism"}, Log: io.Discard, Timeout: 5 * time.Minute}
+		r.CheckDeterminism(n)
+		_, failed, err := r.RunClaims(context.Background(), "^TestDrifts$", 0)
+		require.Error(t, err, "the fixture writes no claim records")
+		out, readErr := os.ReadFile(filepath.Join(r.Out, "claims", "output.txt"))
+		require.NoError(t, readErr)
+		if n == 0 {
+			assert.Empty(t, failed, "%s", out)
+			continue
+		}
+		assert.Equal(t, []string{"github.com/windtunnel/windtunnel/scenarios/audit/testdata/determinism TestDrifts"}, failed, "%s", out)
+		assert.Contains(t, string(out), "determinism: the same seed ran twice with different traces")
+	}
 }

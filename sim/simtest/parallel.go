@@ -83,7 +83,7 @@ func (h *harness) runAhead() *ahead {
 				a.mu.Unlock()
 				res, value, failure := h.runAhead1(h.plan[i].seed, &a.abandon[i])
 				o := &outcome{res: res, value: value, failure: failure}
-				if failure == "" && h.st.determinism {
+				if failure == "" && h.st.twice(h.plan[i]) {
 					again, _, _ := h.runAhead1(h.plan[i].seed, &a.abandon[i])
 					o.again = &again
 				}

@@ -73,6 +73,17 @@ func TestSeedsKeepExactlyOneValuePerSeed(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "values: runs=7 seeds=7 failures=0 calls=14 consistent=true", "determinism runs every body twice, one value is kept")
 
+	// A sample: only the first 3 regular seeds run twice, on parallel
+	// workers and sequentially alike.
+	for _, par := range []string{"-sim.parallel=1", "-sim.parallel=3"} {
+		out, err = childRun(t, dir, "TestFixtureValues", "values", nil, "-sim.determinism", "-sim.determinism.seeds=3", par, "-sim.record=false")
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "values: runs=7 seeds=7 failures=0 calls=10 consistent=true", par)
+	}
+	out, err = childRun(t, dir, "TestFixtureValues", "values", nil, "-sim.determinism.seeds=-1")
+	require.Error(t, err)
+	assert.Contains(t, out, "-sim.determinism.seeds must not be negative, got -1")
+
 	out, err = childRun(t, dir, "TestFixtureValues", "values-fail", nil, "-sim.keepgoing", "-sim.record=false", "-sim.out="+dir)
 	require.Error(t, err)
 	// 7 first runs, plus the failing seed's artifact re-run.

@@ -63,6 +63,7 @@ var (
 	flagPCTSteps    = flag.Int64("sim.pct.steps", 0, "PCT expected steps per run (0: measured by one calibration run)")
 	flagOut         = flag.String("sim.out", "", "directory for failure artifacts (default: $TMPDIR/windtunnel)")
 	flagDeterminism = flag.Bool("sim.determinism", false, "run every seed twice (every proof: explore twice) and fail on any difference")
+	flagDetSeeds    = flag.Int("sim.determinism.seeds", 0, "with -sim.determinism: run only the first N regular seeds of each test twice, and every corpus, -sim.seed and replay seed (0: every seed)")
 	flagReplay      = flag.String("sim.replay", "", "replay file written by a failure report: replays exactly that run (it holds the test, seed and settings)")
 	flagRecord      = flag.Bool("sim.record", true, "append seeds that fail to the test's corpus under testdata/windtunnel")
 	flagKeepGoing   = flag.Bool("sim.keepgoing", false, "keep running seeds after the first failure")
@@ -96,6 +97,7 @@ type settings struct {
 	pctSteps    int64
 	out         string
 	determinism bool
+	detSeeds    int // with determinism: only regular seeds below this index run twice (0: all)
 	replay      *replayFile
 	record      bool
 	keepGoing   bool
@@ -109,6 +111,16 @@ type settings struct {
 	parallel    int
 	shard       Shard
 	capped      bool // the test's MaxSeeds lowered the seed count
+}
+
+// twice reports whether a seed runs a second time to prove the run
+// deterministic: every seed under -sim.determinism, or with
+// -sim.determinism.seeds=N the test's first N regular seeds and every seed
+// named by the corpus, a flag or a replay file (those are the ones a user
+// replays). A sample keeps the check cheap enough to ride along with a run
+// that is made anyway (make test's audit-quick).
+func (st settings) twice(ps plannedSeed) bool {
+	return st.determinism && (st.detSeeds == 0 || ps.index < 0 || ps.index < st.detSeeds)
 }
 
 // Shard is the slice i of n of a test's regular seeds.
@@ -239,6 +251,10 @@ func readSettings() (settings, error) {
 		return st, fmt.Errorf("-sim.shard: %v", err)
 	}
 	st.shard = shard
+	if *flagDetSeeds < 0 {
+		return st, fmt.Errorf("-sim.determinism.seeds must not be negative, got %d", *flagDetSeeds)
+	}
+	st.detSeeds = *flagDetSeeds
 	if *flagSeeds < 0 {
 		return st, fmt.Errorf("-sim.seeds must be positive, got %d", *flagSeeds)
 	}

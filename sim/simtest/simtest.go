@@ -285,7 +285,7 @@ func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 			t.Logf("windtunnel: trace of seed %#x (%d events, hash %#016x) written to %s", ps.seed, res.Events, res.Hash, st.trace)
 		}
 	}
-	if failure == "" && st.determinism {
+	if failure == "" && st.twice(ps) {
 		var again *sim.Result
 		if pre != nil && trace == nil {
 			again = pre.again

@@ -51,6 +51,7 @@ func main() {
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
 	shrinkTries := flag.Int("shrink", 200, "shrink each caught mutant's first failing seed with at most this many re-runs, for AUDIT.md's minimal counterexamples (0: do not shrink)")
 	shrinkWall := flag.Duration("shrink-wall", 30*time.Second, "wall time each mutant's shrink may take at most (a shrink it stops says so in AUDIT.md)")
+	determinism := flag.Int("determinism", 0, "also run each claim check's first N regular seeds (and every corpus seed) twice, every proof's exploration too, and fail on any difference in the trace (0: off; the mutants never run twice)")
 	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
 	flag.Parse()
 	for _, f := range []struct {
@@ -62,6 +63,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "audit: %s must be positive, got %v\n", f.name, f.v)
 			os.Exit(2)
 		}
+	}
+	if *determinism < 0 {
+		fmt.Fprintf(os.Stderr, "audit: -determinism must not be negative, got %d\n", *determinism)
+		os.Exit(2)
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "audit: unexpected arguments %q (flags only, or the merge subcommand; see -h)\n", flag.Args())
@@ -91,7 +96,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "audit: -shrink must not be negative, got %d\n", *shrinkTries)
 		os.Exit(2)
 	}
-	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkWall); err != nil {
+	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkWall, *determinism); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -156,7 +161,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries int, shrinkWall time.Duration) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries int, shrinkWall time.Duration, determinism int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -193,8 +198,9 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		}
 		ms = mine
 	}
+	r.CheckDeterminism(determinism)
 	start := time.Now()
-	fmt.Printf("audit: running the claim checks over %s each%s\n", seedsText(seeds), shardNote(shard))
+	fmt.Printf("audit: running the claim checks over %s each%s%s\n", seedsText(seeds), shardNote(shard), determinismNote(determinism))
 	recs, failed, err := r.RunClaims(ctx, run, seeds)
 	if err != nil {
 		return err
@@ -217,6 +223,14 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return nil
 	}
 	return finish(out, rep, start)
+}
+
+// determinismNote says what -determinism adds to the claim phase.
+func determinismNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", the first %d of each and every proof twice (a difference in the trace fails the check)", n)
 }
 
 // seedsFlag is -seeds: a positive count, or "default" (0): no count is

@@ -54,6 +54,7 @@ func TestEveryBadFlagIsNamed(t *testing.T) {
 		{[]string{"-shrink", "-1"}, "audit: -shrink must not be negative, got -1", 2},
 		{[]string{"-shrink-wall", "0s"}, "audit: -shrink-wall must be positive, got 0s", 2},
 		{[]string{"-shard", "3/2"}, "audit: -shard:", 2},
+		{[]string{"-determinism", "-2"}, "audit: -determinism must not be negative, got -2", 2},
 		{[]string{"stray"}, `audit: unexpected arguments ["stray"]`, 2},
 		{[]string{"-only", "nosuch,oc-no-age-check", "-mutants=false"}, `audit: -only: no mutant "nosuch"`, 1},
 	} {
