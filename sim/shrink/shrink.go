@@ -14,11 +14,13 @@
 // The order follows the issue a person debugs: first the operations (the
 // workload is most of a failing run), then the faults, then the schedule,
 // toward the small bug depth PCT and CHESS say most bugs have, then the
-// values the world drew, then the schedule once more. The schedule comes
+// values the world drew, then the operations and the schedule once more
+// (a smaller draw can make an operation droppable, the seventeenth
+// connection becoming the first, and can bring a preemption back). The
+// schedule comes
 // before the draws so that a shrink of a heavy world that runs out of wall
 // time has spent it on what a reader counts (operations and preemptions)
-// rather than on tens of thousands of drawn values; a smaller draw can
-// bring a preemption back, which the last pass undoes.
+// rather than on tens of thousands of drawn values.
 package shrink
 
 import (
@@ -209,20 +211,25 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 
 	// Each pass may use the attempts left up to its share, so that a long
 	// pass (a thousand operations dropped one at a time) cannot starve the
-	// schedule's.
+	// schedule's. The operations pass runs again after the schedule and the
+	// draws have shrunk: a smaller draw (the first connection, not the
+	// seventeenth) can make operations droppable that were not before, and
+	// the result should be 1-minimal in its operations.
+	ops := func() {
+		sh.keepNamed(sim.KeepOperation)
+		sh.truncateAt(sim.KeepOperation)
+		sh.dropSites(sim.KeepOperation)
+	}
 	for _, pass := range []struct {
 		name  string
 		share float64 // of MaxAttempts, cumulative
 		run   func()
 	}{
-		{"operations", 0.45, func() {
-			sh.keepNamed(sim.KeepOperation)
-			sh.truncateAt(sim.KeepOperation)
-			sh.dropSites(sim.KeepOperation)
-		}},
-		{"faults", 0.55, func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
-		{"schedule", 0.75, sh.shrinkSchedule},
-		{"draws", 0.85, sh.minimizeDraws},
+		{"operations", 0.40, ops},
+		{"faults", 0.48, func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
+		{"schedule", 0.62, sh.shrinkSchedule},
+		{"draws", 0.72, sh.minimizeDraws},
+		{"operations again", 0.86, ops},
 		{"schedule", 0.97, sh.shrinkSchedule},
 	} {
 		sh.pass, sh.passEnd = pass.name, max(int(pass.share*float64(opt.MaxAttempts)), 1)

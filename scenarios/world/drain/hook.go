@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // HookPlan says what a drain does at each of its yields, which the
@@ -53,6 +55,11 @@ func (w *World) onYield() {
 		held := w.Probe.DrainMutexHeld()
 		obs().DrainMutexProbed, obs().DrainMutexHeld = true, held
 	}
+	// Each action of a hook is one operation a shrink may drop: its task
+	// asks sim.Keep first, so the answer is keyed by the task's name and not
+	// by how many Keep calls the drain's own task made before (that count
+	// moves with the keys a drain splits). The checks read what the world
+	// saw happen, so a dropped action is never missed.
 	var waits []func(context.Context) error
 	if plan.Records {
 		key, fresh := w.Keys[n%len(w.Keys)], fmt.Sprintf("hook-%d", n)
@@ -72,6 +79,9 @@ func (w *World) onYield() {
 			if prev != nil {
 				_ = prev.Wait(context.Background())
 			}
+			if !s.KeepFor(sim.KeepOperation, key) {
+				return
+			}
 			w.record(task, key, w.hookTS(n), n)
 			w.record(task, fresh, w.hookTS(n), n)
 		})
@@ -85,6 +95,9 @@ func (w *World) onYield() {
 		ev := s.NewEvent(task + ".done")
 		s.Go(task, func() {
 			defer ev.Set()
+			if !s.KeepFor(sim.KeepOperation, key) {
+				return
+			}
 			w.query(task, key, w.Stamps.Base-int64(time.Hour), w.Stamps.Base+int64(240*time.Hour), n)
 		})
 		waits = append(waits, ev.Wait)
@@ -96,6 +109,9 @@ func (w *World) onYield() {
 		cutoff := from + s.Rand().Int64N(w.PruneHorizon-from+1)
 		s.Go(task, func() {
 			defer ev.Set()
+			if !s.Keep(sim.KeepOperation) {
+				return
+			}
 			if op := w.Prune(task, cutoff); op.Err != nil {
 				s.Failf("world: %s failed: %v", op, op.Err)
 			}

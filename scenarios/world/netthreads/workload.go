@@ -34,7 +34,11 @@ func (th *Thread) randomOp(ctx context.Context) {
 		th.openBurst()
 		return
 	}
-	i := th.open[rnd.IntN(len(th.open))]
+	// Counted from the newest: a shrink that drops older opens keeps the
+	// same connection picked (its place from the end does not move), and
+	// its smallest draw picks the newest, so a counterexample needs no
+	// opens before the one it acts on.
+	i := th.open[len(th.open)-1-rnd.IntN(len(th.open))]
 	switch {
 	case r < 50:
 		if rnd.IntN(3) == 0 {
