@@ -347,7 +347,15 @@ func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {
 func (sh *shrinker) candidate(choices []uint64, keeps sim.Keeps, what string) bool {
 	strategy := sh.opt.Strategy()
 	if sh.guided {
-		strategy = sim.Guided(sh.decisions)
+		dec := sh.decisions
+		if sh.res.Preemptions == 0 {
+			// A best run that needs no preemption is edited without any:
+			// its decision list, followed by a run whose operations moved,
+			// would switch tasks wherever the list still fits (a dropped
+			// operation once turned 0 preemptions into 22,233).
+			dec = nil
+		}
+		strategy = sim.Guided(dec)
 	}
 	return sh.try(sh.config(choices, keeps, true, strategy), sh.guided, what)
 }

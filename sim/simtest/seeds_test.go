@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -283,18 +284,34 @@ func TestParallelSeedsMatchSequential(t *testing.T) {
 	}
 }
 
-// TestFixtureAbandon: the plan's first seed fails after a short loop (long
-// enough for the second seed to start beside it); every other seed runs a
-// long loop and prints when it ran to its end.
+// TestFixtureAbandon: the plan's first seed fails once the second has
+// started beside it; the second starts its long loop only after the first
+// has failed, and prints if it ran to its end, which it can then only do
+// if nobody abandoned it. The order is forced by two flags, not left to
+// the two workers' speeds (a loaded machine could otherwise let the second
+// seed outrun the first). Every loop is bounded.
+var abandonSecondStarted, abandonFirstFailed atomic.Bool
+
 func TestFixtureAbandon(t *testing.T) {
 	fixture(t)
-	first := SeedAt(t.Name(), 0)
+	first, second := SeedAt(t.Name(), 0), SeedAt(t.Name(), 1)
 	Seeds(t, Options{Seeds: 8}, func(s *sim.Sim) (int64, error) {
-		if s.Seed() == first {
-			for range 200_000 {
-				s.Yield()
+		// The waits spin outside the simulation (no step, no trace event),
+		// so each seed's run stays the same whenever its flag comes: the
+		// failing seed's re-run for its report matches its first run.
+		wait := func(flag *atomic.Bool) {
+			for i := 0; i < 100_000_000 && !flag.Load(); i++ {
+				runtime.Gosched()
 			}
+		}
+		switch s.Seed() {
+		case first:
+			wait(&abandonSecondStarted)
+			abandonFirstFailed.Store(true)
 			return 0, fmt.Errorf("the first seed fails")
+		case second:
+			abandonSecondStarted.Store(true)
+			wait(&abandonFirstFailed)
 		}
 		for range 5_000_000 {
 			s.Yield()
