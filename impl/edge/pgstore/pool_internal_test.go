@@ -108,17 +108,20 @@ func TestAbandonedConnectIsBoundedAndCounted(t *testing.T) {
 	})
 
 	s, err := newStore(context.Background(), "postgres://nobody@"+l.Addr().String()+"/x?sslmode=disable",
-		Config{ConnectTimeout: 300 * time.Millisecond})
+		Config{ConnectTimeout: 1500 * time.Millisecond})
 	require.NoError(t, err)
 	defer s.Close()
+	// The context ends 30x sooner than the connect: Acquire must return
+	// with the context, and the margin (1 s of slack) is wide enough for a
+	// loaded CI machine under the race detector.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	_, err = s.Acquire(ctx)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 250*time.Millisecond, "Acquire gives up with its context")
+	assert.Less(t, time.Since(start), time.Second, "Acquire gives up with its context, not at ConnectTimeout")
 	assert.Eventually(t, func() bool { return s.Metrics().Snapshot()[MetricConnectErrors] == 1 },
-		2*time.Second, 10*time.Millisecond, "the abandoned connect ends at ConnectTimeout (default %v) and is counted", DefaultConnectTimeout)
+		5*time.Second, 10*time.Millisecond, "the abandoned connect ends at ConnectTimeout (default %v) and is counted", DefaultConnectTimeout)
 	assert.Zero(t, s.Metrics().Snapshot()[MetricOpenConnections])
 }
 
