@@ -2,6 +2,7 @@ package netthreads
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,61 @@ func TestPausesAndOperationsCanBeDropped(t *testing.T) {
 	r = replay(keeps.Without(sim.KeepOperation, 0, 1, 2, 3, 4))
 	require.NoError(t, r.Err, "the world stays consistent without those operations")
 	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))
+}
+
+// A dropped open moves none of its task's later draws or Keep answers:
+// the opener draws each connection's arming before it asks Keep, and an
+// open and its arming are one operation. Dropped, the first open leaves
+// every later connection of the opener armed as before (shifted by one
+// connection number), which is what lets a shrink drop the opens before the
+// one its failure is about.
+func TestADroppedOpenMovesNoLaterDraw(t *testing.T) {
+	body := func(s *sim.Sim) {
+		c := Swarm(s.Rand())
+		c.Threads = c.Threads[:1]
+		c.Conns, c.Workers, c.Ops = 40, 0, 0
+		c.SetPauses(s.Rand(), nil, nil)
+		w, err := New(s, c)
+		if err == nil {
+			err = w.Run()
+		}
+		if err != nil {
+			s.Failf("%v", err)
+		}
+	}
+	// armings lists the opener's set-active and set-inactivity operations
+	// in order, without their connection numbers.
+	connNumber := regexp.MustCompile(`conn \d+ `)
+	armings := func(r sim.Result) []string {
+		var out []string
+		for _, e := range r.Record.Events {
+			if e.Kind == sim.EventOpBegin && strings.Contains(e.Text, " set-") {
+				out = append(out, connNumber.ReplaceAllString(e.Text, "conn N "))
+			}
+		}
+		return out
+	}
+	cfg := twSim
+	cfg.Seed, cfg.RecordChoices, cfg.Record = 3, true, true
+	rec := sim.Run(cfg, body)
+	require.NoError(t, rec.Err)
+	keeps := sim.KeepsOfRun(rec)
+	opener := 0
+	for _, k := range rec.KeepSites {
+		if k.Key.Task == "net-0/opener" {
+			opener++
+		}
+	}
+	require.Equal(t, 40, opener, "one Keep per open: the arming asks none of its own")
+	require.Equal(t, "net-0/opener", rec.KeepSites[0].Key.Task, "the first operation is the first open")
+
+	cfg.RecordChoices, cfg.ReplayChoices, cfg.Choices, cfg.Keeps = false, true, rec.Choices, keeps.Without(sim.KeepOperation, 0)
+	r := sim.Run(cfg, body)
+	require.NoError(t, r.Err)
+	assert.EqualValues(t, 1, r.Dropped.Operations)
+	all, less := armings(rec), armings(r)
+	require.NotEmpty(t, all)
+	first := len(all) - len(less) // the dropped open's one or two armings
+	require.True(t, first == 1 || first == 2, "the dropped open had %d armings", first)
+	assert.Equal(t, all[first:], less, "every later connection is armed as before")
 }

@@ -248,9 +248,13 @@ func (th *Thread) shortenedBelow(i int, held time.Time, was bool, inCallback boo
 // Like every operation on a connection (setActive, activity, closeConn), it
 // is one a shrinker may drop (sim.Keep): then neither cop sees it.
 func (th *Thread) setInactivity(i int, d time.Duration) {
-	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
-		return
+	if th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
+		th.doSetInactivity(i, d)
 	}
+}
+
+// doSetInactivity is setInactivity without asking Keep (the caller did).
+func (th *Thread) doSetInactivity(i int, d time.Duration) {
 	op := th.opBegin("set-inactivity", i, d)
 	held, was := th.conns[i].WheelDeadline()
 	t0 := th.w.now()
@@ -270,9 +274,13 @@ func (th *Thread) setInactivity(i int, d time.Duration) {
 
 // setActive arms (d > 0) or disarms connection i's active timeout.
 func (th *Thread) setActive(i int, d time.Duration) {
-	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
-		return
+	if th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
+		th.doSetActive(i, d)
 	}
+}
+
+// doSetActive is setActive without asking Keep (the caller did).
+func (th *Thread) doSetActive(i int, d time.Duration) {
 	op := th.opBegin("set-active", i, d)
 	held, was := th.conns[i].WheelDeadline()
 	t0 := th.w.now()

@@ -93,18 +93,53 @@ func (th *Thread) dueThisTick() (int, bool) {
 	return 0, false
 }
 
-// arm gives connection i a random inactivity or active timeout, or both.
-func (th *Thread) arm(i int) {
+// armPlan is a random arming drawn ahead of the connection it is for: an
+// active and an inactivity timeout, 0 for one not set.
+type armPlan struct{ active, idle time.Duration }
+
+// drawArm draws a random inactivity or active timeout, or both. The
+// opener draws it before it asks whether to make the open (sim.Keep), so
+// that a dropped open moves none of the task's later draws: the opener's
+// n-th draw is the same whichever opens before it a shrinker dropped.
+func (th *Thread) drawArm() armPlan {
 	rnd := th.w.s.Rand()
+	var p armPlan
 	switch rnd.IntN(4) {
 	case 0:
-		th.setActive(i, th.pickDeadline()-th.w.now())
+		p.active = th.pickDeadline() - th.w.now()
 	case 1:
-		th.setActive(i, th.pickDeadline()-th.w.now())
-		th.setInactivity(i, th.pickDeadline()-th.w.now())
+		p.active = th.pickDeadline() - th.w.now()
+		p.idle = th.pickDeadline() - th.w.now()
 	default:
-		th.setInactivity(i, th.pickDeadline()-th.w.now())
+		p.idle = th.pickDeadline() - th.w.now()
 	}
+	return p
+}
+
+// arm gives the open connection i a random inactivity or active timeout,
+// or both, each one operation a shrinker may drop.
+func (th *Thread) arm(i int) {
+	p := th.drawArm()
+	if p.active != 0 {
+		th.setActive(i, p.active)
+	}
+	if p.idle != 0 {
+		th.setInactivity(i, p.idle)
+	}
+}
+
+// openArmed opens a connection and arms it as p says: one operation for a
+// shrinker, which asked Keep for the open (so the arming asks no Keep of
+// its own, and a dropped open makes as many Keep calls as a kept one).
+func (th *Thread) openArmed(p armPlan) int {
+	i := th.openConn()
+	if p.active != 0 {
+		th.doSetActive(i, p.active)
+	}
+	if p.idle != 0 {
+		th.doSetInactivity(i, p.idle)
+	}
+	return i
 }
 
 // openBurst opens one connection, or a burst of up to BurstMax with one
@@ -121,16 +156,13 @@ func (th *Thread) openBurst() {
 		return
 	}
 	d := th.pickDeadline() - w.now()
-	active := rnd.IntN(2) == 0
+	p := armPlan{idle: d}
+	if rnd.IntN(2) == 0 {
+		p = armPlan{active: d}
+	}
 	for range n { // no time passes between these: one deadline
-		if !w.s.Keep(sim.KeepOperation) {
-			continue
-		}
-		i := th.openConn()
-		if active {
-			th.setActive(i, d)
-		} else {
-			th.setInactivity(i, d)
+		if w.s.Keep(sim.KeepOperation) {
+			th.openArmed(p)
 		}
 	}
 }

@@ -122,8 +122,9 @@ func (w *World) Run() error {
 			defer workers.Done()
 			w.sleepUntil(ctx, w.cfg.Plan.NextOp(0))
 			for range w.cfg.Conns {
+				p := th.drawArm() // drawn first: see drawArm
 				if s.Keep(sim.KeepOperation) {
-					th.arm(th.openConn())
+					th.openArmed(p)
 				}
 			}
 			for k := range w.cfg.Workers {
