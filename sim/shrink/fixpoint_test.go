@@ -82,3 +82,39 @@ func TestTheShrunkRunIsOneMinimalInOperations(t *testing.T) {
 		})
 	}
 }
+
+// fullQueue runs two tasks whose operations interleave; the bug needs all
+// of one task's (its queue overflows only at its last push), so no cut of
+// the run's end keeps it, and the other task's play no part: only dropping
+// that task's whole workload at once shrinks it within a small budget.
+func fullQueue(s *sim.Sim) {
+	const each = 20
+	queue := map[string]int{}
+	wg := s.NewWaitGroup("pushers")
+	wg.Add(2)
+	for _, name := range []string{"a", "b"} {
+		s.Go(name, func() {
+			defer wg.Done()
+			for range each {
+				if s.Keep(sim.KeepOperation) {
+					op := s.OpBegin("push %s", name)
+					queue[name]++
+					s.OpEnd(op, "ok")
+				}
+				s.Yield()
+			}
+		})
+	}
+	_ = wg.Wait(context.Background())
+	if queue["b"] == each {
+		s.Failf("queue b overflowed")
+	}
+}
+
+func TestAWholeTaskIsDroppedAtOnce(t *testing.T) {
+	cfg, failure := firstFailing(t, fullQueue)
+	out, err := shrink.Shrink(runner(fullQueue), cfg, failure, shrink.Options{MaxAttempts: 30})
+	require.NoError(t, err)
+	assert.Equal(t, int64(40), out.Before.Operations)
+	assert.Equal(t, int64(20), out.After.Operations, "task a's 20 pushes dropped: %s", out.Removed())
+}

@@ -12,7 +12,8 @@
 // limit is a safety net whose use the outcome reports.
 //
 // The order follows the issue a person debugs: first the operations (the
-// workload is most of a failing run), then the faults, then the schedule,
+// workload is most of a failing run; the tasks' whole workloads when no
+// cut of the run's end keeps the failure), then the faults, then the schedule,
 // toward the small bug depth PCT and CHESS say most bugs have, then the
 // values the world drew, then the operations and the schedule once more
 // (a smaller draw can make an operation droppable, the seventeenth
@@ -217,7 +218,9 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	// the result should be 1-minimal in its operations.
 	ops := func() {
 		sh.keepNamed(sim.KeepOperation)
-		sh.truncateAt(sim.KeepOperation)
+		if !sh.truncateAt(sim.KeepOperation) {
+			sh.dropTasks(sim.KeepOperation)
+		}
 		sh.dropSites(sim.KeepOperation)
 	}
 	for _, pass := range []struct {
@@ -431,6 +434,44 @@ func Names(failure, label string) bool {
 	return err == nil && re.MatchString(failure)
 }
 
+// dropTasks tries the run without all of one task's elements of the kind,
+// task after task. It runs when no cut of the list's end kept the failure:
+// the failure needs the run's last operations, and when several tasks'
+// operations interleave up to there (a queue that overflows at its
+// thread's last open, with another thread opening beside it), every chunk
+// delta debugging drops holds some of the ones it needs, and only single
+// drops are left, one re-run per operation. Choices are keyed by task, so
+// the other tasks run as before.
+func (sh *shrinker) dropTasks(what sim.Keepable) {
+	var order []string
+	seen := map[string]bool{}
+	for _, k := range sh.res.KeepSites {
+		if k.What == what && k.Kept && !seen[k.Key.Task] {
+			seen[k.Key.Task] = true
+			order = append(order, k.Key.Task)
+		}
+	}
+	if len(order) < 2 {
+		return // dropping the only task's is dropping every one
+	}
+	for _, task := range order {
+		if !sh.budget() {
+			return
+		}
+		list := append([]bool(nil), sh.keeps.Of(what)...)
+		n := 0
+		for _, k := range sh.res.KeepSites {
+			if k.What == what && k.Kept && k.Key.Task == task && k.Index < len(list) {
+				list[k.Index] = false
+				n++
+			}
+		}
+		if n > 0 {
+			sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("%ss: dropped the %d of task %q", what, n, task))
+		}
+	}
+}
+
 // dropAll tries the run without any element of the kind.
 func (sh *shrinker) dropAll(what sim.Keepable) {
 	if len(sh.kept(what)) > 0 {
@@ -440,8 +481,8 @@ func (sh *shrinker) dropAll(what sim.Keepable) {
 
 // truncateAt cuts the kind's Keep list just before one of its kept
 // decisions: every later one is dropped at once. It searches for the
-// earliest cut that still fails, by halving.
-func (sh *shrinker) truncateAt(what sim.Keepable) {
+// earliest cut that still fails, by halving, and reports whether any did.
+func (sh *shrinker) truncateAt(what sim.Keepable) (shortened bool) {
 	kept := sh.kept(what)
 	// The earliest cut that fails lies in [lo, hi]; hi (no cut) is known
 	// to fail. A failing run is not monotone in its prefix, so this finds
@@ -454,10 +495,12 @@ func (sh *shrinker) truncateAt(what sim.Keepable) {
 		if sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("%ss: kept the first %d of %d", what, mid, len(kept))) {
 			kept = sh.kept(what)
 			lo, hi = 0, min(mid, len(kept))
+			shortened = true
 			continue
 		}
 		lo = mid + 1
 	}
+	return shortened
 }
 
 // dropSites is delta debugging over the kind's kept decisions: drop
