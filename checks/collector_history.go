@@ -129,6 +129,9 @@ type DrainYield struct {
 	// that completed before the drain went on (when the world waits for
 	// them).
 	Injected, Completed int
+	// Dropped: the run's choices dropped this yield's records (sim.Keep, a
+	// shrunk run): none was issued, which is not a record left incomplete.
+	Dropped bool
 	// Waited is the virtual time the drain waited there for them.
 	Waited time.Duration
 }

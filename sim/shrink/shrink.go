@@ -13,15 +13,15 @@
 //
 // The order follows the issue a person debugs: first the operations (the
 // workload is most of a failing run; the tasks' whole workloads when no
-// cut of the run's end keeps the failure), then the faults, then the schedule,
-// toward the small bug depth PCT and CHESS say most bugs have, then the
-// values the world drew, then the operations and the schedule once more
-// (a smaller draw can make an operation droppable, the seventeenth
-// connection becoming the first, and can bring a preemption back). The
-// schedule comes
-// before the draws so that a shrink of a heavy world that runs out of wall
-// time has spent it on what a reader counts (operations and preemptions)
-// rather than on tens of thousands of drawn values.
+// cut of the run's end keeps the failure), then the faults, then the
+// schedule, toward the small bug depth PCT and CHESS say most bugs have,
+// then the values the world drew, then the operations and the schedule
+// once more (a smaller draw can make an operation droppable, the
+// seventeenth connection becoming the first, and can bring a preemption
+// back). The schedule comes before the draws so that a shrink of a heavy
+// world that runs out of wall time has spent it on what a reader counts
+// (operations and preemptions) rather than on tens of thousands of drawn
+// values.
 package shrink
 
 import (

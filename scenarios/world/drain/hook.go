@@ -58,8 +58,9 @@ func (w *World) onYield() {
 	// Each action of a hook is one operation a shrink may drop: its task
 	// asks sim.Keep first, so the answer is keyed by the task's name and not
 	// by how many Keep calls the drain's own task made before (that count
-	// moves with the keys a drain splits). The checks read what the world
-	// saw happen, so a dropped action is never missed.
+	// moves with the keys a drain splits). A yield whose records were
+	// dropped says so (Dropped) and counts none injected, so a check tells
+	// a shrunk run's missing records from records that never completed.
 	var waits []func(context.Context) error
 	if plan.Records {
 		key, fresh := w.Keys[n%len(w.Keys)], fmt.Sprintf("hook-%d", n)
@@ -68,7 +69,6 @@ func (w *World) onYield() {
 		}
 		task := fmt.Sprintf("hook-recorder-%d", n)
 		ev := s.NewEvent(task + ".done")
-		obs().Injected = 2
 		// Each hook's records wait for the previous hook's: records that
 		// race the drain still never race each other on the shared key, so
 		// a linearizability checker has no record order to guess there.
@@ -80,8 +80,10 @@ func (w *World) onYield() {
 				_ = prev.Wait(context.Background())
 			}
 			if !s.KeepFor(sim.KeepOperation, key) {
+				obs().Dropped = true
 				return
 			}
+			obs().Injected = 2
 			w.record(task, key, w.hookTS(n), n)
 			w.record(task, fresh, w.hookTS(n), n)
 		})
@@ -133,7 +135,7 @@ func (w *World) onYield() {
 			}
 		}
 		if plan.Records && plan.Wait {
-			obs().Completed = 2
+			obs().Completed = obs().Injected
 		}
 		obs().Waited = s.Elapsed() - start
 	}

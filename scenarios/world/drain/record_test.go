@@ -115,6 +115,33 @@ func TestDroppedDrainOperationsAndFlushFailures(t *testing.T) {
 	}
 	assert.EqualValues(t, dropped, r.Dropped.Operations)
 	assert.GreaterOrEqual(t, dropped, 3)
+	// A yield whose records were dropped says so and counts none issued
+	// or completed; a yield that issued records completed its two (the
+	// final drain's yields issue none: its hook plan is empty).
+	hook := -1
+	for i, k := range rec.KeepSites {
+		if strings.HasPrefix(k.Key.Task, "hook-recorder-") {
+			hook = i
+			break
+		}
+	}
+	require.GreaterOrEqual(t, hook, 0, "a yield's records ask Keep")
+	r, w3 := recordedWorld(sim.Config{Seed: 2, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, hook)}, false)
+	require.NoError(t, r.Err)
+	yieldsDropped := 0
+	for _, h := range w3.Hooks {
+		switch {
+		case h.Dropped:
+			yieldsDropped++
+			assert.Zero(t, h.Injected+h.Completed, "yield %d", h.N)
+		case h.Injected > 0:
+			assert.Equal(t, [2]int{2, 2}, [2]int{h.Injected, h.Completed}, "yield %d", h.N)
+		}
+	}
+	assert.Equal(t, 1, yieldsDropped, "the one yield whose records were dropped")
+	for _, h := range w.Hooks {
+		assert.False(t, h.Dropped, "a seed's run drops nothing")
+	}
 	assert.Positive(t, len(w2.Ops))
 	_ = all // the operations issued at drain yields depend on the schedule, not on the list
 	assert.NoError(t, Check(w2, lim).Err())
