@@ -257,6 +257,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 					err = fmt.Errorf("%q is neither \"seed\" nor a task count up to %d", clip(v, 20), maxKeepTasks)
 					break
 				}
+				listed := map[string]bool{}
 				for j := range t {
 					tl, ok := line()
 					name, found := strings.CutPrefix(tl, "task ")
@@ -268,6 +269,13 @@ func parseReplay(data []byte) (*replayFile, error) {
 						err = fmt.Errorf("task line %d: %q is not a quoted name", j+1, clip(tl, 40))
 						break
 					}
+					if listed[name] {
+						// Two entries of one name would key their draws
+						// and answers alike (sim.KeepKey).
+						err = fmt.Errorf("task line %d: %q is listed twice", j+1, clip(name, 40))
+						break
+					}
+					listed[name] = true
 					tasks = append(tasks, name)
 				}
 			}

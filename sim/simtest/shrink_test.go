@@ -163,6 +163,7 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 		"tasks count":    {v4 + "choices 1\nkeeps 0 0\nkeeptasks lots\ndecisions 1\n0x1\n0\n", `neither "seed" nor a task count`},
 		"tasks short":    {v4 + "choices 1\nkeeps 0 0\nkeeptasks 2\ntask \"a\"\ndecisions 1\n0x1\n0\n0\n", "announces 2 tasks, line 2 is \"decisions 1\""},
 		"task unquoted":  {v4 + "choices 1\nkeeps 0 0\nkeeptasks 1\ntask a\ndecisions 1\n0x1\n0\n0\n", "not a quoted name"},
+		"task twice":     {v4 + "choices 2\nkeeps 0 0\nkeeptasks 2\ntask \"\"\ntask \"\"\ndecisions 1\n0x1 0x2\n\n\n0 1\n0\n", `task line 2: "" is listed twice`},
 		"task index":     {v4 + "choices 1\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1\n1\n0 3\n0\n", "keyed entry 2's task is \"3\", not one of the 1 tasks"},
 		"task truncated": {v4 + "choices 2\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1 0x2\n1\n0\n", "announces 3 keyed draws and Keep answers, the file holds 1 task indices"},
 	} {
