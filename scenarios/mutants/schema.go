@@ -31,8 +31,18 @@ import (
 //	}
 //	func (c *Cache) load__wt3(ctx context.Context, k key) (bool, error) { ... the mutated body ... }
 //
-// A mutant that edits anything else (a constant, a type, two functions) is
-// not schematized: it keeps a build of its own (Schema.Separate).
+// A mutant that edits a constant's value is schematized at the constant's
+// one use when, in the test binary of the mutant's claim family, the
+// constant is referred to exactly once, inside a function body: that
+// reference is replaced by the mutated value in the function's copy, which
+// is the same program as the edited constant (a constant is seen only
+// through its references). The constant itself stays as it is, so every
+// other binary built with the overlay compiles and behaves as before. A
+// constant referred to twice (collector.ChunkPoints) or from another
+// constant (inactivitycop.DefaultTick = timerwheel.DefaultTick) is not.
+//
+// A mutant that edits anything else (a type, two functions) is not
+// schematized: it keeps a build of its own (Schema.Separate).
 
 // MutantEnv is the variable that selects a mutant in a schema build.
 const MutantEnv = "WINDTUNNEL_MUTANT"
@@ -49,13 +59,20 @@ type Schema struct {
 // list only when the mutant itself is broken (its snippet does not apply).
 func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
 	sc := Schema{In: map[string]bool{}}
-	byFile := map[string][]Mutant{}
+	byFile := map[string][]site{}
 	var files []string
+	binaries := map[string]*binaryFiles{} // claim family package -> its test binary's files
 	for _, m := range ms {
-		if _, ok := byFile[m.File]; !ok {
-			files = append(files, m.File)
+		st := site{m: m, at: -1}
+		if moved, ok, err := constantUse(root, m, binaries); err != nil {
+			return sc, err
+		} else if ok {
+			st = moved
 		}
-		byFile[m.File] = append(byFile[m.File], m)
+		if _, ok := byFile[st.file()]; !ok {
+			files = append(files, st.file())
+		}
+		byFile[st.file()] = append(byFile[st.file()], st)
 	}
 	sort.Strings(files)
 	src := filepath.Join(dir, "_schema")
@@ -69,7 +86,7 @@ func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
 		if err != nil {
 			return sc, err
 		}
-		out, in, rest, pkgName, err := schematize(string(orig), byFile[file], fi)
+		out, in, rest, pkgName, err := schematizeSites(string(orig), byFile[file], fi)
 		if err != nil {
 			return sc, fmt.Errorf("schema of %s: %w", file, err)
 		}
@@ -126,9 +143,34 @@ type edit struct {
 	text    string
 }
 
+// site is where a mutant's edit lands in the schema: its own snippet in
+// its own file (at < 0), or, for a constant's mutant, the constant's one
+// use (constantUse): the bytes [at, end) of useFile become text.
+type site struct {
+	m       Mutant
+	useFile string
+	at, end int
+	text    string
+}
+
+func (s site) file() string {
+	if s.at >= 0 {
+		return s.useFile
+	}
+	return s.m.File
+}
+
 // schematize rewrites one file: the mutants it can serve with a switch
 // (in), the ones it cannot (rest).
 func schematize(orig string, ms []Mutant, fileIndex int) (out string, in, rest []Mutant, pkg string, err error) {
+	sites := make([]site, len(ms))
+	for i, m := range ms {
+		sites[i] = site{m: m, at: -1}
+	}
+	return schematizeSites(orig, sites, fileIndex)
+}
+
+func schematizeSites(orig string, sites []site, fileIndex int) (out string, in, rest []Mutant, pkg string, err error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "orig.go", orig, parser.ParseComments)
 	if err != nil {
@@ -138,22 +180,27 @@ func schematize(orig string, ms []Mutant, fileIndex int) (out string, in, rest [
 	var edits []edit
 	var appended []string
 	named := map[*ast.FuncDecl]bool{}
-	for mi, m := range ms {
-		if strings.Count(orig, m.Old) != 1 {
-			return "", nil, nil, "", fmt.Errorf("mutant %s: its snippet occurs %d times", m.ID, strings.Count(orig, m.Old))
+	for mi, st := range sites {
+		m := st.m
+		at, end, repl := st.at, st.end, st.text
+		if at < 0 {
+			if strings.Count(orig, m.Old) != 1 {
+				return "", nil, nil, "", fmt.Errorf("mutant %s: its snippet occurs %d times", m.ID, strings.Count(orig, m.Old))
+			}
+			at = strings.Index(orig, m.Old)
+			end, repl = at+len(m.Old), m.New
 		}
-		at := strings.Index(orig, m.Old)
-		fd := enclosingFunc(fset, f, at, at+len(m.Old))
+		fd := enclosingFunc(fset, f, at, end)
 		if fd == nil {
 			rest = append(rest, m)
 			continue
 		}
 		// The mutated copy: the function's text with the edit applied,
 		// renamed.
-		start, end := fset.Position(fd.Pos()).Offset, fset.Position(fd.End()).Offset
-		text := orig[start:end]
+		start, fend := fset.Position(fd.Pos()).Offset, fset.Position(fd.End()).Offset
+		text := orig[start:fend]
 		rel := at - start
-		mutated := text[:rel] + m.New + text[rel+len(m.Old):]
+		mutated := text[:rel] + repl + text[rel+(end-at):]
 		nameOff := fset.Position(fd.Name.Pos()).Offset - start
 		copyName := fmt.Sprintf("%s__wt%d_%d", fd.Name.Name, fileIndex, mi)
 		mutated = mutated[:nameOff] + copyName + mutated[nameOff+len(fd.Name.Name):]

@@ -75,4 +75,12 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	t.Logf("%d of %d mutants in one schema build; %d need their own", len(sc.In), len(ms), len(sc.Separate))
+	// The constants' mutants are served at their one use; the ones left
+	// edit collector.ChunkPoints (referred to throughout the collector)
+	// and timerwheel.DefaultTick (the value of inactivitycop.DefaultTick).
+	var sep []string
+	for _, m := range sc.Separate {
+		sep = append(sep, m.ID)
+	}
+	assert.ElementsMatch(t, []string{"dr-chunk-size-2048", "tol-dr-6-chunk-points-widened", "tol-dr-10-copied-per-key-widened", "tol-tw-2-tick-widened"}, sep)
 }

@@ -82,7 +82,7 @@ func main() {
 		shard = &sh
 	}
 	if *verify {
-		if err := verifyMain(*mutantSeeds, *parallel, *timeout, *out); err != nil {
+		if err := verifyMain(*mutantSeeds, *parallel, *timeout, *out, *only); err != nil {
 			fmt.Fprintln(os.Stderr, "audit:", err)
 			os.Exit(1)
 		}
@@ -102,17 +102,37 @@ func main() {
 	}
 }
 
-// verifyMain compares the schema build with one build per mutant.
-func verifyMain(seeds, parallel int, timeout time.Duration, out string) error {
+// selectMutants is ms, or with -only the mutants it names (an unknown ID
+// is an error).
+func selectMutants(ms []mutants.Mutant, only string) ([]mutants.Mutant, error) {
+	if only == "" {
+		return ms, nil
+	}
+	want := strings.Split(only, ",")
+	for _, id := range want {
+		if !slices.ContainsFunc(ms, func(m mutants.Mutant) bool { return m.ID == id }) {
+			return nil, fmt.Errorf("-only: no mutant %q (go test ./scenarios/mutants -run TestEveryMutantAppliesExactlyOnce -v lists them)", id)
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(ms), func(m mutants.Mutant) bool { return !slices.Contains(want, m.ID) }), nil
+}
+
+// verifyMain compares the schema build with one build per mutant (those
+// -only names, or all).
+func verifyMain(seeds, parallel int, timeout time.Duration, out, only string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
 	if err != nil {
 		return err
 	}
+	ms, err := selectMutants(st.ms, only)
+	if err != nil {
+		return err
+	}
 	r := audit.Runner{Root: st.root, Out: absOut(st.root, out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout}
 	start := time.Now()
-	problems := r.VerifySchemata(ctx, st.ms, seeds, parallel)
+	problems := r.VerifySchemata(ctx, ms, seeds, parallel)
 	for _, p := range problems {
 		fmt.Println("  - " + p)
 	}
@@ -168,15 +188,9 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	if err != nil {
 		return err
 	}
-	ms := st.ms
-	if only != "" {
-		want := strings.Split(only, ",")
-		for _, id := range want {
-			if !slices.ContainsFunc(ms, func(m mutants.Mutant) bool { return m.ID == id }) {
-				return fmt.Errorf("-only: no mutant %q (go test ./scenarios/mutants -run TestEveryMutantAppliesExactlyOnce -v lists them)", id)
-			}
-		}
-		ms = slices.DeleteFunc(ms, func(m mutants.Mutant) bool { return !slices.Contains(want, m.ID) })
+	ms, err := selectMutants(st.ms, only)
+	if err != nil {
+		return err
 	}
 	out = absOut(st.root, out)
 	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkWall: shrinkWall}

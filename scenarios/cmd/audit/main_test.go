@@ -57,9 +57,28 @@ func TestEveryBadFlagIsNamed(t *testing.T) {
 		{[]string{"-determinism", "-2"}, "audit: -determinism must not be negative, got -2", 2},
 		{[]string{"stray"}, `audit: unexpected arguments ["stray"]`, 2},
 		{[]string{"-only", "nosuch,oc-no-age-check", "-mutants=false"}, `audit: -only: no mutant "nosuch"`, 1},
+		{[]string{"-verify-schemata", "-only", "nosuch"}, `audit: -only: no mutant "nosuch"`, 1},
 	} {
 		out, rc := runAudit(t, c.args...)
 		assert.Equal(t, c.rc, rc, "%v: %s", c.args, out)
 		assert.Contains(t, out, c.want, "%v", c.args)
 	}
+}
+
+// -only selects the named mutants, in the catalogue's order, for the audit
+// and for -verify-schemata alike.
+func TestOnlySelectsTheNamedMutants(t *testing.T) {
+	st, err := load()
+	require.NoError(t, err)
+	ms, err := selectMutants(st.ms, "oc-no-age-check,oc-union-drops-open-half")
+	require.NoError(t, err)
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	assert.Equal(t, []string{"oc-union-drops-open-half", "oc-no-age-check"}, ids)
+	all, err := selectMutants(st.ms, "")
+	require.NoError(t, err)
+	assert.Len(t, all, len(st.ms))
+	assert.Len(t, st.ms, len(all), "the catalogue is not edited by a selection")
 }
