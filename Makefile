@@ -27,14 +27,21 @@ FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scena
 ## and a quick audit (every claim gets its expected verdict, every tight
 ## bound is reached, every probe is reached, every mutant is caught) that also
 ## runs the first 2 seeds of every claim check and every proof twice (the determinism sample)
-test: unit race integration browser-test fuzz sweep-slurm-test audit-quick
+## (scripts/test-stages.sh runs them: unit, race and fuzz in turn while integration, browser-test and
+## sweep-slurm-test, which wait mostly on their services, run in the background; then audit-quick alone)
+test:
+	@scripts/test-stages.sh "$(MAKE)" $(OUT) "integration browser-test sweep-slurm-test" "unit race fuzz" "audit-quick"
 
-## unit: vet, gofmt, go test of every package but the claim families' (FAMILIES: their tests, at
-## their default seed counts, run in audit-quick, which judges them too and fails on any of them failing)
+## unit: vet, gofmt, and go test without the race detector of every package that make race does not
+## run in full: the packages outside impl/ and sim/ but for the claim families (FAMILIES: their tests,
+## at their default seed counts, run in audit-quick, which judges them too and fails on any of them
+## failing), the STATIC analyses, and RACEGATED: the packages whose tests skip cases under -race
+## (they read underRace). Every other package of impl/ and sim/ runs once, under make race.
+RACEGATED    = $$(grep -rlE --include='*_test.go' '\b[uU]nderRace\b' impl sim | xargs -n1 dirname | sort -u | sed 's|^|./|')
 unit:
 	$(GO) vet ./...
 	@unformatted=$$(find . -name '*.go' -not -path './$(OUT)/*' -not -path './.git/*' | xargs gofmt -l); if [ -n "$$unformatted" ]; then echo "gofmt -l lists:"; echo "$$unformatted"; exit 1; fi
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES))")
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES) ./impl/... ./sim/...)") $(STATIC) $(RACEGATED)
 
 ## race: the race detector on everything that runs real goroutines (not the determinism
 ## scan and the contract test that runs it, STATIC: static analyses, no goroutines of ours; make unit runs them)

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# make test's stages, in the order make would run them, but for the service
+# stages: those wait mostly on PostgreSQL, Redis, Chromium and Slurm
+# (installing, starting, stopping them), so they run in the background
+# while the first CPU stages use the cores, each with its output in a log
+# that is printed, whole, when it ends.
+#
+#   scripts/test-stages.sh MAKE OUT "BACKGROUND..." "FOREGROUND..." "LAST..."
+#
+# (make test: BACKGROUND integration browser-test sweep-slurm-test,
+# FOREGROUND unit race fuzz, LAST audit-quick.)
+#
+# The last stage (audit-quick) starts only once the background stages have
+# ended: its wall-clock claims (DR-8, TW-9) measure ratios on a machine no
+# other stage loads. As with make, the first failing stage stops the run:
+# no later foreground stage starts (the background ones finish, so their
+# services are stopped by their own scripts), and the exit status is 1.
+# A table of every stage's result and wall time ends the output.
+set -uo pipefail
+
+usage='usage: scripts/test-stages.sh MAKE OUT "BACKGROUND..." "FOREGROUND..." "LAST..."'
+if [ $# -ne 5 ]; then
+	echo "$usage" >&2
+	exit 2
+fi
+make_cmd=$1
+out=$2
+read -r -a background <<<"$3"
+read -r -a foreground <<<"$4"
+read -r -a last <<<"$5"
+
+logs="$out/test-stages"
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# One stage: its result line ("stage rc seconds") goes to $logs/results.
+run_stage() {
+	local stage=$1 start end rc
+	start=$(date +%s.%N)
+	$make_cmd --no-print-directory "$stage"
+	rc=$?
+	end=$(date +%s.%N)
+	awk -v s="$stage" -v rc="$rc" -v a="$start" -v b="$end" 'BEGIN {printf "%s %d %.1f\n", s, rc, b - a}' >>"$logs/results"
+	return "$rc"
+}
+
+bg_pid=
+cleanup() {
+	if [ -n "$bg_pid" ]; then kill -- "-$bg_pid" 2>/dev/null; fi
+}
+trap 'cleanup; exit 130' INT TERM
+
+# The background stages, one after another, in a process group of their own
+# (set -m) so an interrupt can stop all of them.
+set -m
+(
+	for s in "${background[@]}"; do
+		echo "test-stages: $s started (in the background, output in $logs/$s.log)"
+		if ! run_stage "$s" >"$logs/$s.log" 2>&1; then
+			echo "test-stages: $s FAILED (its log is printed when the foreground stages end)"
+			exit 1
+		fi
+		echo "test-stages: $s passed"
+	done
+) &
+bg_pid=$!
+set +m
+
+failed=
+for s in "${foreground[@]}"; do
+	if ! run_stage "$s"; then
+		failed=$s
+		break
+	fi
+done
+
+wait "$bg_pid"
+bg_rc=$?
+bg_pid=
+for s in "${background[@]}"; do
+	if [ -f "$logs/$s.log" ]; then
+		echo "==== $s (ran in the background; $logs/$s.log) ===="
+		cat "$logs/$s.log"
+	fi
+done
+if [ "$bg_rc" -ne 0 ] && [ -z "$failed" ]; then
+	failed=$(awk '$2 != 0 {print $1; exit}' "$logs/results")
+	failed=${failed:-background stages}
+fi
+
+if [ -z "$failed" ]; then
+	for s in "${last[@]}"; do
+		if ! run_stage "$s"; then
+			failed=$s
+			break
+		fi
+	done
+fi
+
+echo
+echo "test-stages: stage                result   wall"
+while read -r stage rc secs; do
+	result=passed
+	if [ "$rc" -ne 0 ]; then result="FAILED"; fi
+	printf 'test-stages: %-20s %-8s %6ss\n' "$stage" "$result" "$secs"
+done <"$logs/results"
+for s in "${background[@]}" "${foreground[@]}" "${last[@]}"; do
+	if ! awk -v s="$s" '$1 == s {found=1} END {exit !found}' "$logs/results"; then
+		printf 'test-stages: %-20s %-8s\n' "$s" "not run"
+	fi
+done
+if [ -n "$failed" ]; then
+	echo "test-stages: FAILED: $failed"
+	exit 1
+fi
+echo "test-stages: every stage passed"
