@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // The world's choices: every value a run draws through Sim.Rand, and every
@@ -36,7 +38,11 @@ import (
 // operations are dropped (they take no time), tasks interleave differently
 // once the schedule changes, and either moves every later ordinal onto
 // another task's call. Keyed, dropping one task's operations leaves every
-// other task's draws and answers where they were. Draws and answers are
+// other task's draws and answers where they were; and what a component
+// draws and asks Keep while serving one of a task's operations (a
+// statement's latency and fault, inside Sim.Inside) is keyed by that
+// operation, so dropping it moves none of the task's other draws or
+// answers onto another operation's. Draws and answers are
 // keyed together or not at all: a task's Keep follows its own draws, and
 // keying one of the two would pair answers with other tasks' draws.
 
@@ -292,10 +298,29 @@ func (w *worldSource) index(slot int, keys []KeepKey) map[KeepKey]int {
 }
 
 // taskKeeps is one task's Keep state: its key's name and its calls so
-// far, by kind.
+// far, by kind; and, for what it draws and asks inside an operation
+// (Inside), the operation's key name and the calls so far within it.
 type taskKeeps struct {
 	name  string
 	asked [keepKinds]int // [0]: draws; [kind]: Keep calls
+
+	opSet   bool
+	op      int    // the operation: the task's KeepOperation calls before it
+	opName  string // name + opMark + op
+	opAsked [keepKinds]int
+}
+
+// opMark joins a task's name and an operation's ordinal in the key of a
+// draw or Keep call made inside the operation (Inside): "client 3\x00op17".
+// A task's key name holds no NUL (taskKey replaces one), so the keys of a
+// task and of its operations never meet.
+const opMark = "\x00op"
+
+// Owner is the name of the task that made the call: the key's Task, less
+// the operation it was made inside (Inside) if any.
+func (k KeepKey) Owner() string {
+	owner, _, _ := strings.Cut(k.Task, opMark)
+	return owner
 }
 
 // decide answers one Keep: true from the seed (which draws nothing, so
@@ -344,16 +369,71 @@ func (s *Sim) taskKey(slot int) KeepKey {
 			w.nameCount = map[string]int{}
 		}
 		w.nameCount[o.name]++
-		name := o.name
+		name := strings.ReplaceAll(o.name, "\x00", "\uFFFD") // a key's NUL is opMark's
 		if k := w.nameCount[o.name]; k > 1 {
 			name = fmt.Sprintf("%s#%d", o.name, k)
 		}
 		w.byTask = append(w.byTask, taskKeeps{name: name})
 	}
 	st := &w.byTask[idx]
+	inside := s.insideMain
+	if t := s.current; t != nil {
+		inside = t.inside
+	}
+	if inside > 0 {
+		if op := st.asked[KeepOperation]; !st.opSet || st.op != op {
+			st.opSet, st.op, st.opAsked = true, op, [keepKinds]int{}
+			st.opName = st.name + opMark + strconv.Itoa(op)
+		}
+		n := st.opAsked[slot]
+		st.opAsked[slot]++
+		return KeepKey{Task: st.opName, N: n}
+	}
 	n := st.asked[slot]
 	st.asked[slot]++
 	return KeepKey{Task: st.name, N: n}
+}
+
+// Inside marks what the current task draws from the world stream and asks
+// Keep, from now until End, as made inside its current operation by a
+// component serving it: a database statement's latency, error and fault,
+// a message's delay and loss. The workload's own draws (which operation,
+// on which key, how long to think) are made outside. A seed's run is the
+// same with or without it. A keyed replay (Keeps.ChoiceKeys) keys the
+// marked calls by the operation, the task's count of KeepOperation calls
+// before it, and their ordinal within it: so when a shrinker drops an
+// operation, whose statements then draw nothing and inject nothing, every
+// other operation's draws and faults, and the workload's, stay where they
+// were; keyed by the task's ordinal alone, every later one of its draws
+// would move onto another. Scopes nest; End closes the one Inside opened.
+//
+//	defer s.Inside().End()
+func (s *Sim) Inside() Inside {
+	in := Inside{s: s, t: s.current}
+	if in.t != nil {
+		in.t.inside++
+	} else {
+		s.insideMain++
+	}
+	return in
+}
+
+// Inside is an open scope of Sim.Inside.
+type Inside struct {
+	s *Sim
+	t *task
+}
+
+// End closes the scope.
+func (in Inside) End() {
+	depth := &in.s.insideMain
+	if in.t != nil {
+		depth = &in.t.inside
+	}
+	if *depth <= 0 {
+		panic("sim: Inside().End() called more often than Inside")
+	}
+	*depth--
 }
 
 // Keep asks whether the run includes one optional element of its workload

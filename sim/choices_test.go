@@ -358,3 +358,92 @@ func TestKeepKeysNameTasksInSpawnOrder(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []KeepKey{{Task: "worker", N: 0}, {Task: "worker#2", N: 0}, {Task: "other", N: 0}, {Task: "other", N: 1}}, keys)
 }
+
+// insideWorkload is a client whose operations each draw a parameter
+// (the workload's), then, when kept, make a drawn number of statements
+// (1 to 4) that each draw a latency and ask for a fault, as a database
+// does inside the operation: marked with Inside, or not.
+type insideOp struct {
+	param     int
+	latencies []int
+	faults    []bool
+}
+
+func insideWorkload(marked bool, out *[]insideOp) func(s *Sim) {
+	return func(s *Sim) {
+		for range 8 {
+			op := insideOp{param: s.Rand().IntN(1_000_000)}
+			if !s.Keep(KeepOperation) {
+				*out = append(*out, insideOp{param: -1})
+				continue
+			}
+			in := Inside{}
+			if marked {
+				in = s.Inside()
+			}
+			for range 1 + s.Rand().IntN(4) {
+				op.latencies = append(op.latencies, s.Rand().IntN(1_000_000))
+				op.faults = append(op.faults, s.Keep(KeepFault))
+			}
+			if marked {
+				in.End()
+			}
+			*out = append(*out, op)
+		}
+	}
+}
+
+// Draws and faults made inside an operation (Inside) are keyed by the
+// operation: dropping one operation leaves every other operation exactly
+// as it was, parameters, latencies and fault answers alike. Unmarked, the
+// dropped operation's statements no longer draw, and every later
+// operation of the task takes over draws and answers that were another's.
+func TestDrawsInsideAnOperationAreKeyedByIt(t *testing.T) {
+	for _, marked := range []bool{true, false} {
+		var rec []insideOp
+		r := Run(Config{Seed: 3, RecordChoices: true}, insideWorkload(marked, &rec))
+		require.NoError(t, r.Err)
+		require.Len(t, rec, 8)
+		// Drop a fault of the last operation, so the lists are not all
+		// true (a wrong lookup could then go unseen), and the 3rd operation.
+		k := KeepsOfRun(r)
+		k = k.Without(KeepFault, len(k.Faults)-1)
+		k = k.Without(KeepOperation, 2)
+		var got []insideOp
+		res := Run(Config{Seed: 3, ReplayChoices: true, Choices: r.Choices, Keeps: k}, insideWorkload(marked, &got))
+		require.NoError(t, res.Err)
+		want := append([]insideOp(nil), rec...)
+		want[2] = insideOp{param: -1}
+		last := &want[7]
+		last.faults = append(append([]bool(nil), last.faults[:len(last.faults)-1]...), false)
+		if marked {
+			assert.Equal(t, want, got, "every other operation as it was")
+			for _, key := range r.ChoiceKeys {
+				if key.Task != "main" {
+					assert.Equal(t, "main", key.Owner())
+					assert.Contains(t, key.Task, opMark)
+				}
+			}
+		} else {
+			assert.NotEqual(t, want[3:], got[3:], "unmarked, the later operations move")
+		}
+		// The seed's own run is the same either way.
+		var seed []insideOp
+		require.NoError(t, Run(Config{Seed: 3}, insideWorkload(marked, &seed)).Err)
+		assert.Equal(t, rec, seed)
+	}
+	var a, b []insideOp
+	require.NoError(t, Run(Config{Seed: 3}, insideWorkload(true, &a)).Err)
+	require.NoError(t, Run(Config{Seed: 3}, insideWorkload(false, &b)).Err)
+	assert.Equal(t, a, b, "Inside changes no seed's run")
+}
+
+func TestInsideEndsOnce(t *testing.T) {
+	res := Run(Config{Seed: 1}, func(s *Sim) {
+		in := s.Inside()
+		in.End()
+		in.End()
+	})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Err.Error(), "Inside().End() called more often than Inside")
+}

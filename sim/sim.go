@@ -29,6 +29,8 @@ type Sim struct {
 	sched    *rand.Rand // the same stream, for everything else
 	world    *rand.Rand
 	worldSrc *worldSource // world's source: the seed's, or a choice list (choices.go)
+	// insideMain counts the open Inside scopes outside every task.
+	insideMain int
 
 	nowNs int64 // virtual time since Epoch
 	steps int64

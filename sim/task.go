@@ -44,6 +44,7 @@ type task struct {
 
 	prioIdx int // position in Sim.prio (PCT's heap), -1 when not in it
 	name    string
+	inside  int // open Sim.Inside scopes
 	stop    func()
 	w       *worker // the coroutine running the task, nil once it exited
 

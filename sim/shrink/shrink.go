@@ -446,9 +446,11 @@ func (sh *shrinker) dropTasks(what sim.Keepable) {
 	var order []string
 	seen := map[string]bool{}
 	for _, k := range sh.res.KeepSites {
-		if k.What == what && k.Kept && !seen[k.Key.Task] {
-			seen[k.Key.Task] = true
-			order = append(order, k.Key.Task)
+		// By the task that asked: a fault asked inside one of its
+		// operations (sim.Inside) is keyed by the operation too.
+		if owner := k.Key.Owner(); k.What == what && k.Kept && !seen[owner] {
+			seen[owner] = true
+			order = append(order, owner)
 		}
 	}
 	if len(order) < 2 {
@@ -461,7 +463,7 @@ func (sh *shrinker) dropTasks(what sim.Keepable) {
 		list := append([]bool(nil), sh.keeps.Of(what)...)
 		n := 0
 		for _, k := range sh.res.KeepSites {
-			if k.What == what && k.Kept && k.Key.Task == task && k.Index < len(list) {
+			if k.What == what && k.Kept && k.Key.Owner() == task && k.Index < len(list) {
 				list[k.Index] = false
 				n++
 			}

@@ -160,11 +160,15 @@ func (b *Bus[M]) Publish(ctx context.Context, from string, m M) error {
 	if s.Recording() {
 		s.Message(sim.EventSend, int64(seq), from, "#%d from %s: %s", seq, from, describe(m))
 	}
+	// Each delivery's draws and faults belong to the publishing operation
+	// (sim.Inside): a shrinker that drops it moves no other one's.
+	in := s.Inside()
 	for _, sub := range b.subs {
 		if !sub.closed {
 			sub.offer(seq, from, m, now)
 		}
 	}
+	in.End()
 	return nil
 }
 

@@ -197,6 +197,10 @@ func (db *DB[S]) RowsOf(name string) int64 {
 // so that the rest of an edited run's choices stay where they were.
 func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, func(), error) {
 	s := db.s
+	// The statement's draws and faults are its operation's, not the
+	// workload's (sim.Inside): a shrinker that drops the operation moves
+	// no other one's.
+	defer s.Inside().End()
 	r := s.Rand()
 	lat, tail, slow := db.cfg.Latency.draw(r)
 	var err error
