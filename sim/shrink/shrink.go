@@ -217,7 +217,9 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	// seventeenth) can make operations droppable that were not before, and
 	// the result should be 1-minimal in its operations.
 	ops := func() {
-		sh.keepNamed(sim.KeepOperation)
+		if !sh.keepNamed(sim.KeepOperation, false) {
+			sh.keepNamed(sim.KeepOperation, true)
+		}
 		if !sh.truncateAt(sim.KeepOperation) {
 			sh.dropTasks(sim.KeepOperation)
 		}
@@ -388,8 +390,13 @@ func (sh *shrinker) with(what sim.Keepable, list []bool) sim.Keeps {
 // keepNamed keeps only the operations whose label the failure names (the
 // key of the stale read, the connection whose timeout was missed): one
 // re-run that drops most of a workload, when the world labels its
-// operations (sim.Sim.KeepFor).
-func (sh *shrinker) keepNamed(what sim.Keepable) {
+// operations (sim.Sim.KeepFor). coarse names a path label by its parent:
+// "ms/k7/u5/p1" as "ms/k7/u5/*", so that a failure on ms/k7/u5/p2 keeps
+// every operation on u5's keys of k7 (the read that loaded the user's
+// whole membership snapshot was of another channel); it is tried when
+// the exact labels do not keep the failure. It says whether a run was
+// adopted.
+func (sh *shrinker) keepNamed(what sim.Keepable, coarse bool) bool {
 	var list []bool
 	named, dropped := 0, 0
 	matches := map[string]bool{}
@@ -401,7 +408,11 @@ func (sh *shrinker) keepNamed(what sim.Keepable) {
 		// it stays.
 		m, seen := matches[k.Label]
 		if !seen {
-			m = k.Label == "" || Names(sh.failure, k.Label)
+			label := k.Label
+			if coarse {
+				label = parentLabel(label)
+			}
+			m = k.Label == "" || (label != "" && Names(sh.failure, label))
 			matches[k.Label] = m
 		}
 		keep := k.Kept && m
@@ -413,9 +424,25 @@ func (sh *shrinker) keepNamed(what sim.Keepable) {
 		list = append(list, keep)
 	}
 	if named == 0 || dropped == 0 {
-		return
+		return false
 	}
-	sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("%ss: kept the %d the failure names", what, named))
+	how := "the failure names"
+	if coarse {
+		how = "whose parent key the failure names"
+	}
+	return sh.candidate(sh.choices, sh.with(what, list), fmt.Sprintf("%ss: kept the %d %s", what, named, how))
+}
+
+// parentLabel is a path label with its last segment made a wildcard
+// ("ms/k7/u5/p1" -> "ms/k7/u5/*"), or "" for a label of fewer than three
+// segments or whose last segment is already one: its parent would name
+// too much to be worth a run.
+func parentLabel(label string) string {
+	i := strings.LastIndexByte(label, '/')
+	if i < 0 || strings.Count(label, "/") < 2 || label[i+1:] == "*" {
+		return ""
+	}
+	return label[:i+1] + "*"
 }
 
 // Names reports whether a failure text names a label: the label appears

@@ -144,6 +144,52 @@ func TestLabelsLetTheShrinkerKeepOnlyWhatTheFailureNames(t *testing.T) {
 	assert.Equal(t, int64(160), out.Before.Operations)
 }
 
+// groupSnapshots caches each group's keys as one snapshot, loaded by a
+// touch of the group's key k0 and never invalidated: a read of g/kN after
+// a write to it is stale once the group was touched before the write. The
+// failure names the stale key; the touch that loaded the snapshot is
+// labelled with another key of the group, so only the coarse label pass
+// (the parent key) keeps all three operations the failure needs.
+func groupSnapshots(s *sim.Sim) {
+	const groups, keys = 10, 4
+	var version, snapshot [groups][keys]int
+	var cached [groups]bool
+	for range 300 {
+		g, k, op := s.Rand().IntN(groups), 1+s.Rand().IntN(keys-1), s.Rand().IntN(3)
+		if op == 0 {
+			k = 0
+		}
+		if !s.KeepFor(sim.KeepOperation, fmt.Sprintf("store/g%d/k%d", g, k)) {
+			continue
+		}
+		s.OpEnd(s.OpBegin("op %d on store/g%d/k%d", op, g, k), "ok")
+		switch op {
+		case 0:
+			if !cached[g] {
+				cached[g], snapshot[g] = true, version[g]
+			}
+		case 1:
+			version[g][k]++
+		case 2:
+			if cached[g] && snapshot[g][k] != version[g][k] {
+				s.Failf("stale read of store/g%d/k%d: version %d, the snapshot's %d", g, k, version[g][k], snapshot[g][k])
+			}
+		}
+	}
+}
+
+func TestTheParentKeyKeepsWhatAnExactLabelMisses(t *testing.T) {
+	cfg, failure := firstFailing(t, groupSnapshots)
+	var lines []string
+	out, err := shrink.Shrink(runner(groupSnapshots), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	log := strings.Join(lines, "\n")
+	t.Logf("%s\n%s", out.Removed(), log)
+	assert.NotContains(t, log, "kept the first", "no cut of the run's end was needed first")
+	assert.Contains(t, log, "whose parent key the failure names", "the coarse label pass ran and was accepted")
+	assert.Equal(t, int64(3), out.After.Operations, "a touch, a write and the stale read")
+}
+
 func TestAPassingRunIsRefused(t *testing.T) {
 	_, err := shrink.Shrink(runner(func(*sim.Sim) {}), sim.Config{Seed: 1}, "check at step 3, +0s: boom", shrink.Options{})
 	require.Error(t, err)
