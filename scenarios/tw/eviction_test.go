@@ -15,10 +15,20 @@ import (
 )
 
 // smallQueues gives every thread a queue of a half to nine tenths of the
-// connections it opens at the start: openings evict throughout the run.
+// connections it opens at the start, so that openings evict throughout the
+// run; or, for the smallest draws (about one thread in ten to thirty), a
+// queue of 4 to 19, so that a shrinker that makes the draw smaller finds a
+// counterexample with a handful of openings: the smallest draw is a
+// queue of 4. One draw per thread either way.
 func smallQueues(c *netthreads.Config, rnd *rand.Rand) {
+	const tiny = 16
 	for i := range c.Threads {
-		c.Threads[i].Cop.MaxConns = max(4, c.Conns/2+rnd.IntN(c.Conns*2/5+1))
+		v := rnd.IntN(c.Conns*2/5 + 1 + tiny)
+		if v < tiny {
+			c.Threads[i].Cop.MaxConns = 4 + v
+			continue
+		}
+		c.Threads[i].Cop.MaxConns = max(4, c.Conns/2+v-tiny)
 	}
 }
 
