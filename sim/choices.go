@@ -371,7 +371,7 @@ func (s *Sim) taskKey(slot int) KeepKey {
 		w.nameCount[o.name]++
 		name := strings.ReplaceAll(o.name, "\x00", "\uFFFD") // a key's NUL is opMark's
 		if k := w.nameCount[o.name]; k > 1 {
-			name = fmt.Sprintf("%s#%d", o.name, k)
+			name = fmt.Sprintf("%s#%d", name, k)
 		}
 		w.byTask = append(w.byTask, taskKeeps{name: name})
 	}

@@ -447,3 +447,24 @@ func TestInsideEndsOnce(t *testing.T) {
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "Inside().End() called more often than Inside")
 }
+
+// A task named with a NUL cannot pass for one of another task's
+// operations in a key: its key name holds none, and a second task of that
+// name is told apart as "name#2" the same way.
+func TestATaskNameWithANulIsKeyedWithout(t *testing.T) {
+	res := Run(Config{Seed: 1, RecordChoices: true}, func(s *Sim) {
+		wg := s.NewWaitGroup("w")
+		wg.Add(2)
+		for range 2 {
+			s.Go("a\x00op1", func() { defer wg.Done(); _ = s.Rand().IntN(10) })
+		}
+		_ = wg.Wait(context.Background())
+	})
+	require.NoError(t, res.Err)
+	var names []string
+	for _, k := range res.ChoiceKeys {
+		names = append(names, k.Task)
+		assert.Equal(t, k.Task, k.Owner(), "the key of a task's own draw is the task's")
+	}
+	assert.ElementsMatch(t, []string{"a\uFFFDop1", "a\uFFFDop1#2"}, names)
+}

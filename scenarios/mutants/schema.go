@@ -38,8 +38,8 @@ import (
 // is the same program as the edited constant (a constant is seen only
 // through its references). The constant itself stays as it is, so every
 // other binary built with the overlay compiles and behaves as before. A
-// constant referred to twice (collector.ChunkPoints) or from another
-// constant (inactivitycop.DefaultTick = timerwheel.DefaultTick) is not.
+// constant referred to twice (the collector's ChunkPoints) or from
+// another constant (the cop's DefaultTick is the timer wheel's) is not.
 //
 // A mutant that edits anything else (a type, two functions) is not
 // schematized: it keeps a build of its own (Schema.Separate).

@@ -76,8 +76,9 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	require.NoError(t, err, "%s", b)
 	t.Logf("%d of %d mutants in one schema build; %d need their own", len(sc.In), len(ms), len(sc.Separate))
 	// The constants' mutants are served at their one use; the ones left
-	// edit collector.ChunkPoints (referred to throughout the collector)
-	// and timerwheel.DefaultTick (the value of inactivitycop.DefaultTick).
+	// edit the collector's ChunkPoints (referred to throughout the
+	// collector) and the timer wheel's DefaultTick (the value of the
+	// cop's DefaultTick, another constant).
 	var sep []string
 	for _, m := range sc.Separate {
 		sep = append(sep, m.ID)
