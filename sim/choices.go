@@ -162,30 +162,6 @@ func KeepsOfRun(r Result) Keeps {
 	return k
 }
 
-// validKeys checks that a keyed replay names every draw and answer once.
-func (k Keeps) validKeys(choices int) error {
-	if k.ChoiceKeys == nil {
-		return nil
-	}
-	for _, l := range [...]struct {
-		what string
-		n    int
-		keys []KeepKey
-	}{{"choice", choices, k.ChoiceKeys}, {"operation", len(k.Operations), k.OperationKeys}, {"fault", len(k.Faults), k.FaultKeys}} {
-		if l.n > len(l.keys) {
-			return fmt.Errorf("sim: Keeps: %d %ss but %d keys", l.n, l.what, len(l.keys))
-		}
-		seen := make(map[KeepKey]bool, len(l.keys))
-		for _, key := range l.keys {
-			if seen[key] {
-				return fmt.Errorf("sim: Keeps: two %ss for call %d of task %q", l.what, key.N, key.Task)
-			}
-			seen[key] = true
-		}
-	}
-	return nil
-}
-
 // DefaultMaxChoices bounds a recorded choice list (Config.MaxChoices): a
 // shrinker works on runs far shorter, and a long run's list is cut, not
 // grown without limit (Result.ChoicesCut says so). It bounds the recorded
@@ -205,12 +181,12 @@ type worldSource struct {
 	pos    int
 	keeps  Keeps
 	asked  [keepKinds]int // Keep calls so far, by kind
-	// A keyed replay (keeps.ChoiceKeys set): at[0] maps a draw's key to
-	// its index in list, at[kind] a Keep call's key to its answer's index
-	// (built at the first use). overrun counts draws no key answered.
+	// A keyed replay (keeps.ChoiceKeys set): ix[0] finds a draw's key's
+	// index in list, ix[kind] a Keep call's key's answer (built by
+	// Keeps.indexKeys). overrun counts draws no key answered.
 	keyed   bool
 	seed    uint64 // for draws a keyed list does not hold (freshDraw)
-	at      [keepKinds]map[KeepKey]int
+	ix      *keyIndexes
 	overrun int
 	// byTask are the tasks' keys' names and draws and Keep calls so far,
 	// by task id + 1 (slot 0: outside every task); recKeys the recorded
@@ -231,12 +207,13 @@ type worldSource struct {
 func (w *worldSource) Uint64() uint64 {
 	var v uint64
 	var key KeepKey
+	pos := noPos
 	if w.keyed || w.record {
-		key = w.s.taskKey(0)
+		key, pos = w.s.taskKey(0)
 	}
 	switch {
 	case w.keyed:
-		if j, ok := w.index(0, w.keeps.ChoiceKeys)[key]; ok && j < len(w.list) {
+		if j := pos; j != noPos && j < len(w.list) {
 			v = w.list[j]
 		} else {
 			// A draw the recorded run never made (a loop that runs longer
@@ -271,6 +248,23 @@ func (w *worldSource) Uint64() uint64 {
 	return v
 }
 
+// presize gives a recording keyed replay room for about as many draws
+// and Keep sites as the run it edits made: a shrinker's re-runs record
+// tens of thousands of each, and growing the lists by doubling was a
+// tenth of a re-run's time (copying, and the collector scanning the
+// copies).
+func (w *worldSource) presize(k Keeps) {
+	if !w.record {
+		return
+	}
+	if n := min(len(k.ChoiceKeys), w.max); n > 0 {
+		w.rec, w.recKeys = make([]uint64, 0, n), make([]KeepKey, 0, n)
+	}
+	if n := min(len(k.OperationKeys)+len(k.FaultKeys), w.max); n > 0 {
+		w.sites = make([]KeepSite, 0, n)
+	}
+}
+
 // freshDraw is a keyed replay's value for a draw its list does not hold:
 // a hash of the seed and the draw's key (splitmix64 over FNV-1a), so that
 // it is the same in every replay.
@@ -285,29 +279,21 @@ func freshDraw(seed uint64, key KeepKey) uint64 {
 	return z ^ (z >> 31)
 }
 
-// index is the key -> position map of a keyed list (slot: 0 for the
-// draws, a Keepable for its answers), built at its first use.
-func (w *worldSource) index(slot int, keys []KeepKey) map[KeepKey]int {
-	if w.at[slot] == nil {
-		w.at[slot] = make(map[KeepKey]int, len(keys))
-		for j, k := range keys {
-			w.at[slot][k] = j
-		}
-	}
-	return w.at[slot]
-}
-
 // taskKeeps is one task's Keep state: its key's name and its calls so
 // far, by kind; and, for what it draws and asks inside an operation
 // (Inside), the operation's key name and the calls so far within it.
 type taskKeeps struct {
 	name  string
 	asked [keepKinds]int // [0]: draws; [kind]: Keep calls
+	// In a keyed replay, the dense positions of the name's keys, by slot
+	// (keyIndex.slice, looked up once).
+	at [keepKinds][]int32
 
 	opSet   bool
 	op      int    // the operation: the task's KeepOperation calls before it
 	opName  string // name + opMark + op
 	opAsked [keepKinds]int
+	opAt    [keepKinds][]int32
 }
 
 // opMark joins a task's name and an operation's ordinal in the key of a
@@ -327,15 +313,14 @@ func (k KeepKey) Owner() string {
 // that adding a Keep to a workload changes none of its seeds), the kind's
 // list entry when replaying (false past its end): by key for a keyed
 // list, else by the run's ordinal.
-func (w *worldSource) decide(what Keepable, label string, key KeepKey) bool {
+func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) bool {
 	i := w.asked[what]
 	w.asked[what]++
 	keep := true
 	if w.replay {
 		l := w.keeps.list(what)
 		if w.keyed {
-			j, ok := w.index(int(what), w.keeps.Keys(what))[key]
-			keep = ok && j < len(l) && l[j]
+			keep = pos != noPos && pos < len(l) && l[pos]
 		} else {
 			keep = i < len(l) && l[i]
 		}
@@ -351,8 +336,9 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey) bool {
 }
 
 // taskKey is the key of the current task's next draw (slot 0) or Keep
-// call of a kind (slot = the Keepable), counting it.
-func (s *Sim) taskKey(slot int) KeepKey {
+// call of a kind (slot = the Keepable), counting it, and in a keyed replay
+// the key's position in its list (noPos if the list does not hold it).
+func (s *Sim) taskKey(slot int) (KeepKey, int) {
 	w := s.worldSrc
 	if len(w.byTask) == 0 {
 		w.byTask = append(w.byTask, taskKeeps{}) // outside every task: a sequence of its own
@@ -373,7 +359,13 @@ func (s *Sim) taskKey(slot int) KeepKey {
 		if k := w.nameCount[o.name]; k > 1 {
 			name = fmt.Sprintf("%s#%d", name, k)
 		}
-		w.byTask = append(w.byTask, taskKeeps{name: name})
+		st := taskKeeps{name: name}
+		if w.ix != nil {
+			for k := range st.at {
+				st.at[k] = w.ix[k].slice(name)
+			}
+		}
+		w.byTask = append(w.byTask, st)
 	}
 	st := &w.byTask[idx]
 	inside := s.insideMain
@@ -384,14 +376,30 @@ func (s *Sim) taskKey(slot int) KeepKey {
 		if op := st.asked[KeepOperation]; !st.opSet || st.op != op {
 			st.opSet, st.op, st.opAsked = true, op, [keepKinds]int{}
 			st.opName = st.name + opMark + strconv.Itoa(op)
+			if w.ix != nil {
+				for k := range st.opAt {
+					st.opAt[k] = w.ix[k].slice(st.opName)
+				}
+			}
 		}
 		n := st.opAsked[slot]
 		st.opAsked[slot]++
-		return KeepKey{Task: st.opName, N: n}
+		key := KeepKey{Task: st.opName, N: n}
+		return key, w.position(slot, st.opAt[slot], key)
 	}
 	n := st.asked[slot]
 	st.asked[slot]++
-	return KeepKey{Task: st.name, N: n}
+	key := KeepKey{Task: st.name, N: n}
+	return key, w.position(slot, st.at[slot], key)
+}
+
+// position is key's position in the slot's keyed list, whose task's
+// dense positions are sl; noPos when the replay is not keyed.
+func (w *worldSource) position(slot int, sl []int32, key KeepKey) int {
+	if w.ix == nil {
+		return noPos
+	}
+	return w.ix[slot].find(sl, key)
 }
 
 // Inside marks what the current task draws from the world stream and asks
@@ -464,10 +472,11 @@ func (s *Sim) KeepFor(what Keepable, label string) bool {
 		s.touch(objWorld)
 	}
 	var key KeepKey
+	pos := noPos
 	if s.worldSrc.keyed || s.worldSrc.record {
-		key = s.taskKey(int(what))
+		key, pos = s.taskKey(int(what))
 	}
-	keep := s.worldSrc.decide(what, label, key)
+	keep := s.worldSrc.decide(what, label, key, pos)
 	c := &s.kept
 	if !keep {
 		c = &s.dropped

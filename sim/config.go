@@ -88,6 +88,9 @@ type Config struct {
 	// tailOnFailure keeps no trace for Result.TraceTail of a passing run: Explore makes
 	// many runs and reports only failing ones.
 	tailOnFailure bool
+	// keyIndex indexes Keeps' keys (withDefaults builds it as it checks
+	// them): nil unless the replay is keyed.
+	keyIndex *keyIndexes
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -112,9 +115,11 @@ func (c Config) withDefaults() (Config, error) {
 	if (c.Choices != nil || c.Keeps.Operations != nil || c.Keeps.Faults != nil) && !c.ReplayChoices {
 		return c, fmt.Errorf("sim: Choices or Keeps given without ReplayChoices: set ReplayChoices to replay them")
 	}
-	if err := c.Keeps.validKeys(len(c.Choices)); err != nil {
+	ix, err := c.Keeps.indexKeys(len(c.Choices))
+	if err != nil {
 		return c, err
 	}
+	c.keyIndex = ix
 	if c.TraceTail < 0 {
 		return c, fmt.Errorf("sim: TraceTail must not be negative, got %d", c.TraceTail)
 	}

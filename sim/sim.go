@@ -120,6 +120,10 @@ func Run(cfg Config, main func(s *Sim)) Result {
 			keyed: cfg.ReplayChoices && cfg.Keeps.ChoiceKeys != nil, seed: cfg.Seed,
 			list: cfg.Choices, keeps: cfg.Keeps, record: cfg.RecordChoices, max: cfg.MaxChoices},
 	}
+	if s.worldSrc.keyed {
+		s.worldSrc.ix = cfg.keyIndex
+		s.worldSrc.presize(cfg.Keeps)
+	}
 	s.worldSrc.s = s
 	s.stepCap = cfg.MaxSteps
 	if cfg.Abandon != nil {

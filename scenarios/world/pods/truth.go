@@ -2,7 +2,7 @@ package pods
 
 import (
 	"encoding/binary"
-	"fmt"
+	"strconv"
 
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/authz"
@@ -32,18 +32,29 @@ type Key struct {
 // Short names an ID built by authz.NewID, e.g. "u12" for NewID('u', 12);
 // other IDs print in full.
 func Short(id authz.ID) string {
+	var buf [21]byte
+	return string(appendShort(buf[:0], id))
+}
+
+// appendShort appends Short(id) to b. Every read and write labels itself
+// with its key (sim.KeepFor) on every call, so this is on the workload's
+// hot path: it formats without fmt.
+func appendShort(b []byte, id authz.ID) []byte {
 	if id[0] >= 'a' && id[0] <= 'z' && id[1] == 0 && id[2] == 0 && id[3] == 0 && id[4] == 0 && id[5] == 0 && id[6] == 0 && id[7] == 0 {
-		return fmt.Sprintf("%c%d", id[0], binary.BigEndian.Uint64(id[8:]))
+		return strconv.AppendUint(append(b, id[0]), binary.BigEndian.Uint64(id[8:]), 10)
 	}
-	return id.String()
+	return append(b, id.String()...)
 }
 
 func (k Key) String() string {
-	f := "oc"
+	var buf [3 + 3*21 + 3]byte
+	b := append(buf[:0], "oc/"...)
 	if k.Family == MS {
-		f = "ms"
+		b = append(buf[:0], "ms/"...)
 	}
-	return f + "/" + Short(k.Community) + "/" + Short(k.Subject) + "/" + Short(k.Channel)
+	b = append(appendShort(b, k.Community), '/')
+	b = append(appendShort(b, k.Subject), '/')
+	return string(appendShort(b, k.Channel))
 }
 
 func (k Key) eval(t *authztest.Tables) bool {

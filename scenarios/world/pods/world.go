@@ -63,6 +63,26 @@ type World struct {
 	// lastCheck is each pod's latest write-check answer per key.
 	lastCheck map[podKey]answer
 	seq       int64 // the logical clock of History (ReadOp.InvokeSeq)
+	labels    map[Key]string
+}
+
+// maxLabels bounds the label cache: a world has a few hundred keys.
+const maxLabels = 1 << 12
+
+// label is k's name, as an operation labels itself for sim.KeepFor: every
+// read asks on every call, so the names are kept, not formatted each time.
+func (w *World) label(k Key) string {
+	if l, ok := w.labels[k]; ok {
+		return l
+	}
+	l := k.String()
+	if w.labels == nil {
+		w.labels = make(map[Key]string)
+	}
+	if len(w.labels) < maxLabels {
+		w.labels[k] = l
+	}
+	return l
 }
 
 // tick advances the logical clock that orders operation ends.
@@ -370,7 +390,7 @@ func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community,
 
 // Granted asks pod whether reader may access one channel, and records it.
 func (w *World) Granted(ctx context.Context, pod *Pod, client int, community, reader, channel authz.ID) (bool, error) {
-	if !w.S.KeepFor(sim.KeepOperation, Key{Family: OC, Community: community, Subject: reader, Channel: channel}.String()) {
+	if !w.S.KeepFor(sim.KeepOperation, w.label(Key{Family: OC, Community: community, Subject: reader, Channel: channel})) {
 		return false, ErrSkipped
 	}
 	op := w.opBegin("granted", pod, client, community, reader, channel)
@@ -391,7 +411,7 @@ func (w *World) Granted(ctx context.Context, pod *Pod, client int, community, re
 
 // IsMember asks pod's membership cache about one channel, and records it.
 func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
-	if !w.S.KeepFor(sim.KeepOperation, Key{Family: MS, Community: community, Subject: user, Channel: channel}.String()) {
+	if !w.S.KeepFor(sim.KeepOperation, w.label(Key{Family: MS, Community: community, Subject: user, Channel: channel})) {
 		return false, ErrSkipped
 	}
 	op := w.opBegin("is-member", pod, client, community, user, channel)
@@ -416,7 +436,7 @@ func (w *World) IsMember(ctx context.Context, pod *Pod, client int, community, u
 // A grant after the pod's latest write check of the key denied it is a
 // subscription that confirmed a membership the snapshot lacked.
 func (w *World) Subscribe(ctx context.Context, pod *Pod, client int, community, user, channel authz.ID) (bool, error) {
-	if !w.S.KeepFor(sim.KeepOperation, Key{Family: MS, Community: community, Subject: user, Channel: channel}.String()) {
+	if !w.S.KeepFor(sim.KeepOperation, w.label(Key{Family: MS, Community: community, Subject: user, Channel: channel})) {
 		return false, ErrSkipped
 	}
 	op := w.opBegin("subscribe", pod, client, community, user, channel)
