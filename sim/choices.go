@@ -82,7 +82,7 @@ func (k Keepable) valid() bool { return k == KeepOperation || k == KeepFault }
 // KeepSite is one Keep decision of a recorded run.
 type KeepSite struct {
 	What  Keepable
-	Index int // the ordinal among the run's Keep calls of this kind
+	Index int // its place among the recorded Keep calls of this kind (its list entry in KeepsOf)
 	Key   KeepKey
 	Label string // what it is about, e.g. the key an operation reads (KeepFor)
 	Kept  bool
@@ -181,6 +181,9 @@ type worldSource struct {
 	pos    int
 	keeps  Keeps
 	asked  [keepKinds]int // Keep calls so far, by kind
+	// recorded counts the recorded Keep sites, by kind: a keyed replay
+	// skips some (decide), so it can be below asked.
+	recorded [keepKinds]int
 	// A keyed replay (keeps.ChoiceKeys set): ix[0] finds a draw's key's
 	// index in list, ix[kind] a Keep call's key's answer (built by
 	// Keeps.indexKeys). overrun counts draws no key answered.
@@ -325,11 +328,20 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) 
 			keep = i < len(l) && l[i]
 		}
 	}
-	if w.record {
+	// A keyed replay records no call it answers false: an unlisted key is
+	// answered false too, so the recording replays the same without it.
+	// Why: a shrinker's edited run may ask far more Keep calls than the
+	// run it edits (a thread whose opens were dropped never fills its
+	// queue, so every burst asks for its full size: 320,000 calls against
+	// 32,000 in TW-10's world), all of them dropped, and recording each
+	// was most of such a re-run. The sites' Index is then the recorded
+	// position, which is what KeepsOf lists it at.
+	if w.record && (keep || !w.keyed) {
 		if len(w.sites) >= w.max {
 			w.cut = true
 		} else {
-			w.sites = append(w.sites, KeepSite{What: what, Index: i, Key: key, Label: label, Kept: keep})
+			w.sites = append(w.sites, KeepSite{What: what, Index: w.recorded[what], Key: key, Label: label, Kept: keep})
+			w.recorded[what]++
 		}
 	}
 	return keep

@@ -468,3 +468,43 @@ func TestATaskNameWithANulIsKeyedWithout(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"a\uFFFDop1", "a\uFFFDop1#2"}, names)
 }
+
+// A keyed replay records no Keep call it answers false, and its recording
+// still replays the run: an unlisted call is answered false too. The
+// edited run here asks more Keep calls than the run it edits (a loop runs
+// until it has kept four), all of them dropped.
+func TestAKeyedReplayRecordsOnlyWhatItKept(t *testing.T) {
+	work := func(s *Sim) (kept int) {
+		for i := 0; i < 1000 && kept < 4; i++ {
+			_ = s.Rand().IntN(10)
+			if s.Keep(KeepOperation) {
+				kept++
+			}
+		}
+		return kept
+	}
+	rec := Run(Config{Seed: 3, RecordChoices: true}, func(s *Sim) { work(s) })
+	require.NoError(t, rec.Err)
+	require.Len(t, rec.KeepSites, 4, "a seed's run keeps everything and records every call")
+
+	edited := KeepsOfRun(rec).Without(KeepOperation, 1, 2)
+	var got int
+	res := Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: edited, RecordChoices: true}, func(s *Sim) { got = work(s) })
+	require.NoError(t, res.Err)
+	assert.Equal(t, 2, got, "past its list every call is answered false")
+	assert.Equal(t, int64(998), res.Dropped.Operations)
+	require.Len(t, res.KeepSites, 2, "only the kept calls are recorded")
+	for i, k := range res.KeepSites {
+		assert.True(t, k.Kept)
+		assert.Equal(t, i, k.Index, "a site's Index is its place in KeepsOf's list")
+	}
+	assert.Equal(t, []KeepKey{{"main", 0}, {"main", 3}}, []KeepKey{res.KeepSites[0].Key, res.KeepSites[1].Key})
+
+	// The recording replays the edited run exactly.
+	var again int
+	re := Run(Config{Seed: 3, ReplayChoices: true, Choices: res.Choices, Keeps: KeepsOfRun(res), RecordChoices: true}, func(s *Sim) { again = work(s) })
+	require.NoError(t, re.Err)
+	assert.Equal(t, got, again)
+	assert.Equal(t, res.Hash, re.Hash)
+	assert.Equal(t, res.Dropped, re.Dropped)
+}

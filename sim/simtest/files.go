@@ -95,8 +95,9 @@ func writeReplay(path string, rf replayFile) error {
 	var taskOf [3][]int // each draw's, operation answer's and fault answer's task index
 	if rf.Choices != nil {
 		choices = strconv.Itoa(len(rf.Choices))
-		keeps = fmt.Sprintf("%d %d", len(rf.Keeps.Operations), len(rf.Keeps.Faults))
 		var err error
+		rf.Keeps = fillKeyGaps(rf.Keeps)
+		keeps = fmt.Sprintf("%d %d", len(rf.Keeps.Operations), len(rf.Keeps.Faults))
 		if tasks, taskOf, err = keepTaskTable(len(rf.Choices), rf.Keeps); err != nil {
 			return err
 		}
@@ -441,6 +442,42 @@ func appendCorpus(topTest string, seed uint64, note string) error {
 // empty list is an empty line (so the list's end stays visible).
 // maxKeepTasks bounds a replay file's task table.
 const maxKeepTasks = 1 << 20
+
+// fillKeyGaps returns k with a false answer, keyed, in every gap of a
+// task's Keep calls: a keyed replay records no call it answers false
+// (sim's decide), so a shrunk run's lists can go from a task's call 3 to
+// its call 7; the file names a call by its place in its task's calls, and
+// an unlisted call is answered false, so the filled lists replay the same.
+// Lists answered by ordinal (no keys) are returned as they are.
+func fillKeyGaps(k sim.Keeps) sim.Keeps {
+	if k.ChoiceKeys == nil {
+		return k
+	}
+	fill := func(list []bool, keys []sim.KeepKey) ([]bool, []sim.KeepKey) {
+		next := map[string]int{}
+		gaps := 0
+		for _, key := range keys[:min(len(list), len(keys))] {
+			gaps += max(key.N-next[key.Task], 0)
+			next[key.Task] = key.N + 1
+		}
+		if gaps == 0 {
+			return list, keys
+		}
+		outList, outKeys := make([]bool, 0, len(list)+gaps), make([]sim.KeepKey, 0, len(keys)+gaps)
+		clear(next)
+		for i, key := range keys[:min(len(list), len(keys))] {
+			for n := next[key.Task]; n < key.N; n++ {
+				outList, outKeys = append(outList, false), append(outKeys, sim.KeepKey{Task: key.Task, N: n})
+			}
+			next[key.Task] = max(next[key.Task], key.N+1)
+			outList, outKeys = append(outList, list[i]), append(outKeys, key)
+		}
+		return outList, append(outKeys, keys[min(len(list), len(keys)):]...)
+	}
+	k.Operations, k.OperationKeys = fill(k.Operations, k.OperationKeys)
+	k.Faults, k.FaultKeys = fill(k.Faults, k.FaultKeys)
+	return k
+}
 
 // keepTaskTable is a keyed replay's task table for a replay file: the
 // tasks in first-use order and each draw's, operation answer's and fault

@@ -133,6 +133,18 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	assert.Equal(t, rf.Keeps.ChoiceKeys, back.Keeps.ChoiceKeys)
 	assert.Equal(t, rf.Keeps.OperationKeys[:70], back.Keeps.OperationKeys)
 	assert.Empty(t, back.Keeps.FaultKeys)
+	// A shrunk run's lists skip the calls it answered false (sim records
+	// none in a keyed replay): the file fills each gap with a false
+	// answer, which replays the same, since an unlisted call is false.
+	gappy := rf
+	gappy.Keeps.Operations = []bool{true, true, false, true}
+	gappy.Keeps.OperationKeys = []sim.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 3}, {Task: "c", N: 1}, {Task: "c", N: 2}, {Task: "main", N: 9}}
+	require.NoError(t, writeReplay(path, gappy))
+	back, err = readReplay(path)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, false, true, false, false, true}, back.Keeps.Operations)
+	assert.Equal(t, []sim.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 1}, {Task: "main", N: 2}, {Task: "main", N: 3}, {Task: "c", N: 0}, {Task: "c", N: 1}, {Task: "c", N: 2}}, back.Keeps.OperationKeys)
+	assert.Equal(t, []bool{true, true, false, true}, gappy.Keeps.Operations, "the caller's lists are not changed")
 	// Keys out of their task's call order cannot be written (the file
 	// holds no ordinals).
 	rf.Keeps.ChoiceKeys = []sim.KeepKey{{Task: "a", N: 1}, {Task: "a", N: 0}, {Task: "b", N: 0}}

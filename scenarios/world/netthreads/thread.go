@@ -3,6 +3,7 @@ package netthreads
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/windtunnel/windtunnel/checks"
@@ -462,4 +463,4 @@ func (th *Thread) shortenInPass(j int) {
 // connLabel labels an operation on connection i (sim.Sim.KeepFor) as the
 // checks name it ("conn 7"), so that a shrinker keeps the operations of
 // the connection a failure names.
-func connLabel(i int) string { return fmt.Sprintf("conn %d", i+1) }
+func connLabel(i int) string { return "conn " + strconv.Itoa(i+1) }
