@@ -14,6 +14,7 @@ OUT          ?= out
 # under load (golang/go#75804, fixed in Go 1.27); a count has no deadline.
 FUZZTIME     ?= 40000x
 SHRINK       ?= 200
+SHRINK_MORE  ?= 400
 SHRINK_WALL  ?= 20s
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
@@ -74,7 +75,7 @@ fuzz:
 ## audit: every claim's check over AUDIT_SEEDS seeds and every mutant, each caught mutant's first failing
 ## seed shrunk (SHRINK re-runs, SHRINK_WALL at most); writes out/audit.json, out/AUDIT.md
 audit:
-	$(GO) run ./scenarios/cmd/audit -seeds $(AUDIT_SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-wall $(SHRINK_WALL) -out $(OUT)
+	$(GO) run ./scenarios/cmd/audit -seeds $(AUDIT_SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-more $(SHRINK_MORE) -shrink-wall $(SHRINK_WALL) -out $(OUT)
 
 ## audit-quick: the audit with every claim family's tests at their default seed counts (what go test
 ## runs), the first 2 seeds of each and every proof run twice and compared (the determinism sample),
@@ -84,7 +85,7 @@ audit-quick:
 
 ## sim: the main job: every claim check over SEEDS seeds, every mutant, then the audit table
 sim:
-	$(GO) run ./scenarios/cmd/audit -seeds $(SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-wall $(SHRINK_WALL) -out $(OUT)
+	$(GO) run ./scenarios/cmd/audit -seeds $(SEEDS) -mutant-seeds $(MUTANT_SEEDS) -shrink $(SHRINK) -shrink-more $(SHRINK_MORE) -shrink-wall $(SHRINK_WALL) -out $(OUT)
 
 ## sweep-slurm: the main job as a Slurm job array: SHARDS array tasks (default 4), each running
 ## its shard of SEEDS seeds per claim check and every SHARDS-th mutant, then audit merge into

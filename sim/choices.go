@@ -289,8 +289,11 @@ type taskKeeps struct {
 	name  string
 	asked [keepKinds]int // [0]: draws; [kind]: Keep calls
 	// In a keyed replay, the dense positions of the name's keys, by slot
-	// (keyIndex.slice, looked up once).
-	at [keepKinds][]int32
+	// (keyIndex.slice, looked up once), and the last call the lists
+	// answer true, by kind (KeepsLeft; -1: none).
+	at      [keepKinds][]int32
+	last    [keepKinds]int
+	lastSet [keepKinds]bool
 
 	opSet   bool
 	op      int    // the operation: the task's KeepOperation calls before it
@@ -352,6 +355,35 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) 
 // the key's position in its list (noPos if the list does not hold it).
 func (s *Sim) taskKey(slot int) (KeepKey, int) {
 	w := s.worldSrc
+	st := s.taskKeeps()
+	inside := s.insideMain
+	if t := s.current; t != nil {
+		inside = t.inside
+	}
+	if inside > 0 {
+		if op := st.asked[KeepOperation]; !st.opSet || st.op != op {
+			st.opSet, st.op, st.opAsked = true, op, [keepKinds]int{}
+			st.opName = st.name + opMark + strconv.Itoa(op)
+			if w.ix != nil {
+				for k := range st.opAt {
+					st.opAt[k] = w.ix[k].slice(st.opName)
+				}
+			}
+		}
+		n := st.opAsked[slot]
+		st.opAsked[slot]++
+		key := KeepKey{Task: st.opName, N: n}
+		return key, w.position(slot, st.opAt[slot], key)
+	}
+	n := st.asked[slot]
+	st.asked[slot]++
+	key := KeepKey{Task: st.name, N: n}
+	return key, w.position(slot, st.at[slot], key)
+}
+
+// taskKeeps is the current task's Keep state (slot 0 outside every task).
+func (s *Sim) taskKeeps() *taskKeeps {
+	w := s.worldSrc
 	if len(w.byTask) == 0 {
 		w.byTask = append(w.byTask, taskKeeps{}) // outside every task: a sequence of its own
 	}
@@ -379,30 +411,7 @@ func (s *Sim) taskKey(slot int) (KeepKey, int) {
 		}
 		w.byTask = append(w.byTask, st)
 	}
-	st := &w.byTask[idx]
-	inside := s.insideMain
-	if t := s.current; t != nil {
-		inside = t.inside
-	}
-	if inside > 0 {
-		if op := st.asked[KeepOperation]; !st.opSet || st.op != op {
-			st.opSet, st.op, st.opAsked = true, op, [keepKinds]int{}
-			st.opName = st.name + opMark + strconv.Itoa(op)
-			if w.ix != nil {
-				for k := range st.opAt {
-					st.opAt[k] = w.ix[k].slice(st.opName)
-				}
-			}
-		}
-		n := st.opAsked[slot]
-		st.opAsked[slot]++
-		key := KeepKey{Task: st.opName, N: n}
-		return key, w.position(slot, st.opAt[slot], key)
-	}
-	n := st.asked[slot]
-	st.asked[slot]++
-	key := KeepKey{Task: st.name, N: n}
-	return key, w.position(slot, st.at[slot], key)
+	return &w.byTask[idx]
 }
 
 // position is key's position in the slot's keyed list, whose task's
@@ -500,6 +509,44 @@ func (s *Sim) KeepFor(what Keepable, label string) bool {
 		c.Faults++
 	}
 	return keep
+}
+
+// KeepsLeft reports whether a later Keep call of the kind by the current
+// task may be answered true. It is false only in a keyed replay (a
+// shrinker's re-run) whose list answers every later call of the task's
+// false: a workload loop may then end, sleeping out the time it had left
+// if others count on it, instead of running an idle tail whose every
+// operation is dropped. Such tails were most of a truncated shrink's
+// re-runs: forty clients pausing and skipping to the horizon long after
+// the last operation kept. A seed's run, or a replay by ordinal, keeps
+// asking: it always reports true, and asking draws nothing.
+func (s *Sim) KeepsLeft(what Keepable) bool {
+	if !what.valid() {
+		panic(fmt.Sprintf("sim: KeepsLeft(%d): want KeepOperation or KeepFault", what))
+	}
+	w := s.worldSrc
+	if !w.keyed || w.ix == nil || w.ix[what].sparse != nil {
+		return true // a key the dense slices do not hold: do not guess
+	}
+	inside := s.insideMain
+	if t := s.current; t != nil {
+		inside = t.inside
+	}
+	if inside > 0 {
+		return true // a component's calls are keyed by its operation
+	}
+	s.touch(objWorld) // the answer depends on the replayed lists
+	st := s.taskKeeps()
+	if !st.lastSet[what] {
+		st.lastSet[what], st.last[what] = true, -1
+		l := w.keeps.list(what)
+		for n, j := range st.at[what] {
+			if j != noPos && int(j) < len(l) && l[j] {
+				st.last[what] = n
+			}
+		}
+	}
+	return st.asked[what] <= st.last[what]
 }
 
 // Kept counts a run's Keep decisions by what they were about.

@@ -508,3 +508,38 @@ func TestAKeyedReplayRecordsOnlyWhatItKept(t *testing.T) {
 	assert.Equal(t, res.Hash, re.Hash)
 	assert.Equal(t, res.Dropped, re.Dropped)
 }
+
+// KeepsLeft is true in a seed's run and a replay by ordinal, and false in
+// a keyed replay once the task's list answers every later call false:
+// then a workload loop may end instead of running an idle tail.
+func TestKeepsLeftEndsAnIdleTail(t *testing.T) {
+	var left []bool
+	var faultLeft bool
+	work := func(s *Sim) {
+		left = left[:0]
+		for range 6 {
+			left = append(left, s.KeepsLeft(KeepOperation))
+			s.Keep(KeepOperation)
+			_ = s.Rand().IntN(5)
+		}
+		faultLeft = s.KeepsLeft(KeepFault)
+	}
+	rec := Run(Config{Seed: 8, RecordChoices: true}, work)
+	require.NoError(t, rec.Err)
+	assert.Equal(t, []bool{true, true, true, true, true, true}, left, "a seed's run always has some left")
+	assert.True(t, faultLeft)
+
+	keeps := KeepsOfRun(rec).Without(KeepOperation, 3, 4, 5)
+	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps}, work).Err)
+	assert.Equal(t, []bool{true, true, true, false, false, false}, left, "after the last kept call, none is left")
+	assert.False(t, faultLeft, "the task's lists hold no fault: any it asked would be dropped")
+
+	keeps = KeepsOfRun(rec).Without(KeepOperation, 0, 1, 2, 3, 4, 5)
+	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps}, work).Err)
+	assert.Equal(t, []bool{false, false, false, false, false, false}, left)
+
+	// By ordinal (no keys), the answer is not guessed.
+	ord := Keeps{Operations: []bool{true}}
+	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: ord}, work).Err)
+	assert.Equal(t, []bool{true, true, true, true, true, true}, left)
+}

@@ -37,6 +37,10 @@ type Runner struct {
 	// failing seed (simtest's -sim.shrink) with at most that many re-runs,
 	// so the audit shows its minimal counterexample.
 	ShrinkAttempts int
+	// ShrinkMore lets a shrink that ran out of ShrinkAttempts above the
+	// goal (shrink.MeetsGoal) run its passes once more with this many
+	// more re-runs (simtest's -sim.shrink.more).
+	ShrinkMore int
 	// ShrinkWall caps each shrink's wall time (0: simtest's default).
 	ShrinkWall time.Duration
 }
@@ -293,6 +297,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	if r.ShrinkAttempts > 0 {
 		env["WINDTUNNEL_SIM_SHRINK"] = "true"
 		env["WINDTUNNEL_SIM_SHRINK_ATTEMPTS"] = fmt.Sprint(r.ShrinkAttempts)
+		if r.ShrinkMore > 0 {
+			env["WINDTUNNEL_SIM_SHRINK_MORE"] = fmt.Sprint(r.ShrinkMore)
+		}
 		if r.ShrinkWall > 0 {
 			env["WINDTUNNEL_SIM_SHRINK_WALL"] = r.ShrinkWall.String()
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/windtunnel/windtunnel/sim/shrink"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
@@ -44,10 +45,11 @@ func readShrunk(artifacts, caughtBy string) *simtest.ShrinkSummary {
 	return &sums[0]
 }
 
-// ShrinkGoal is the size a mutant's counterexample should shrink to.
+// The size a mutant's counterexample should shrink to: the shrinker's
+// goal, which its MoreAttempts round works toward.
 const (
-	GoalOperations  = 10
-	GoalPreemptions = 3
+	GoalOperations  = shrink.GoalOperations
+	GoalPreemptions = shrink.GoalPreemptions
 )
 
 // ShrinkStats sums up the shrinks of an audit: how many counterexamples

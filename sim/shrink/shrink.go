@@ -50,8 +50,27 @@ type Options struct {
 	// run's own (a random walk, PCT), so that editing the workload keeps
 	// the schedule's stream. nil: sim.RandomWalk.
 	Strategy func() sim.Strategy
+	// MoreAttempts, when positive, runs the passes once more, with up to
+	// this many more re-runs, when MaxAttempts ran out on a result larger
+	// than the goal (MeetsGoal): most failing runs shrink to the goal well
+	// within MaxAttempts, and the few that need more (a timing race in a
+	// swarm of forty clients, whose every drop moves the pool's queue)
+	// get it without every shrink paying for it.
+	MoreAttempts int
 	// Progress, if set, receives a line per accepted step.
 	Progress func(line string)
+}
+
+// The goal a shrunk counterexample should meet (issue 13): at most this
+// many client operations and preemptions.
+const (
+	GoalOperations  = 10
+	GoalPreemptions = 3
+)
+
+// MeetsGoal reports whether a run is as small as the goal asks.
+func (a Stats) MeetsGoal() bool {
+	return a.Operations <= GoalOperations && a.Preemptions <= GoalPreemptions
 }
 
 // Defaults for Options.
@@ -165,6 +184,9 @@ type shrinker struct {
 	attempts int
 	accepted int
 	stopped  string
+	limit    int  // the attempt count the shrink stops at (MaxAttempts, then MoreAttempts more)
+	more     bool // the passes ran again (MoreAttempts)
+	fewerOps bool // accept only a run with fewer operations (probeDraws)
 	pass     string
 	passEnd  int      // the attempt count the current pass stops at
 	cut      []string // the passes that hit their share
@@ -225,23 +247,57 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 		}
 		sh.dropSites(sim.KeepOperation)
 	}
-	for _, pass := range []struct {
+	type pass struct {
 		name  string
-		share float64 // of MaxAttempts, cumulative
+		share float64 // of the round's attempts, cumulative
 		run   func()
-	}{
+	}
+	faults := func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }
+	passes := []pass{
+		{"draws", 0.04, sh.probeDraws},
 		{"operations", 0.40, ops},
-		{"faults", 0.48, func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }},
+		{"faults", 0.48, faults},
 		{"schedule", 0.62, sh.shrinkSchedule},
 		{"draws", 0.72, sh.minimizeDraws},
 		{"operations again", 0.86, ops},
 		{"schedule", 0.97, sh.shrinkSchedule},
-	} {
-		sh.pass, sh.passEnd = pass.name, max(int(pass.share*float64(opt.MaxAttempts)), 1)
-		pass.run()
+	}
+	// The round MoreAttempts adds works toward the goal, which counts
+	// operations and preemptions: it leaves out the draws pass, which in
+	// the runs that get there (timing races in a swarm) used its whole
+	// share and kept nothing.
+	more := []pass{
+		{"draws", 0.03, sh.probeDraws},
+		{"operations", 0.45, ops},
+		{"faults", 0.52, faults},
+		{"schedule", 0.65, sh.shrinkSchedule},
+		{"operations again", 0.90, ops},
+		{"schedule", 1, sh.shrinkSchedule},
+	}
+	sh.limit = opt.MaxAttempts
+	for round := 0; ; round++ {
+		from := sh.attempts
+		if round > 0 {
+			sh.limit, sh.more = sh.attempts+opt.MoreAttempts, true
+			sh.progress("more: %s is above the goal (%d operations, %d preemptions): the passes again, with up to %d more re-runs",
+				statsOf(sh.res), GoalOperations, GoalPreemptions, opt.MoreAttempts)
+		}
+		if round > 0 {
+			passes = more
+		}
+		for _, p := range passes {
+			sh.pass, sh.passEnd = p.name, from+max(int(p.share*float64(sh.limit-from)), 1)
+			p.run()
+		}
+		if round > 0 || opt.MoreAttempts <= 0 || statsOf(sh.res).MeetsGoal() || len(sh.cut) == 0 ||
+			(sh.stopped != "" && !strings.HasPrefix(sh.stopped, "attempt limit")) {
+			break
+		}
+		// Out of attempts above the goal: one more round.
+		sh.stopped, sh.cut = "", nil
 	}
 	if sh.stopped == "" && len(sh.cut) > 0 {
-		sh.stopped = fmt.Sprintf("attempt limit (%d): the %s pass(es) used their share", opt.MaxAttempts, strings.Join(sh.cut, ", "))
+		sh.stopped = fmt.Sprintf("attempt limit (%s): the %s pass(es) used their share", sh.limitText(), strings.Join(sh.cut, ", "))
 	}
 
 	// The result, re-checked by a strict replay of its own recording.
@@ -299,6 +355,15 @@ func (sh *shrinker) runRaw(cfg sim.Config) (sim.Result, string) {
 	return sh.run(cfg)
 }
 
+// limitText names the attempt limit: "200", or "200 + 400 more" once
+// the passes ran again.
+func (sh *shrinker) limitText() string {
+	if sh.more {
+		return fmt.Sprintf("%d + %d more", sh.opt.MaxAttempts, sh.opt.MoreAttempts)
+	}
+	return fmt.Sprint(sh.opt.MaxAttempts)
+}
+
 // budget reports whether another attempt may be made.
 func (sh *shrinker) budget() bool {
 	if sh.stopped != "" {
@@ -310,8 +375,8 @@ func (sh *shrinker) budget() bool {
 		}
 		return false
 	}
-	if sh.attempts >= sh.opt.MaxAttempts {
-		sh.stopped = fmt.Sprintf("attempt limit (%d)", sh.opt.MaxAttempts)
+	if sh.attempts >= sh.limit {
+		sh.stopped = "attempt limit (" + sh.limitText() + ")"
 		return false
 	}
 	if time.Since(sh.start) > sh.opt.MaxWall {
@@ -329,6 +394,9 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 	}
 	res, got := sh.runRaw(cfg)
 	if Signature(got) != sh.sig || res.ChoicesCut || !statsOf(res).smaller(statsOf(sh.res)) {
+		return false
+	}
+	if sh.fewerOps && res.Operations >= sh.res.Operations {
 		return false
 	}
 	if strings.Contains(got, sim.ErrDropped.Error()) {
@@ -560,8 +628,31 @@ func (sh *shrinker) dropSites(what sim.Keepable) {
 
 // minimizeDraws sets blocks of the world's draws to their smallest value:
 // shorter waits, the first key, the smallest sizes.
-func (sh *shrinker) minimizeDraws() {
-	for chunk := max(len(sh.choices)/4, 1); sh.budget(); chunk = max(chunk/4, 1) {
+func (sh *shrinker) minimizeDraws() { sh.smallestDraws(max(len(sh.choices)/4, 1), 1) }
+
+// probeDraws tries, before any operation is dropped, every draw at its
+// smallest and then each quarter of them: at most five re-runs. A world
+// whose smallest draws make it small (TW-10's queue of 4 instead of
+// 2,048, whose every eviction needs the queue full) is small at once, so
+// the operations pass works on hundreds of operations instead of
+// thousands (tw10-activity-ignored: 7 s of shrinking to 0.5 s); a world
+// whose draws set its timing (MS's pauses and latencies) rejects the five
+// and loses five re-runs.
+//
+// It accepts only a run with fewer operations: a smaller draw that only
+// moves the timing (fewer faults, the same operations) would swap the run
+// for another before the operations pass, whose drops in a timing race
+// are a matter of luck either way.
+func (sh *shrinker) probeDraws() {
+	sh.fewerOps = true
+	defer func() { sh.fewerOps = false }()
+	sh.smallestDraws(len(sh.choices), max(len(sh.choices)/4, 1))
+}
+
+// smallestDraws sets chunks of the draws to their smallest value, from
+// chunks of first draws down to chunks of last, quartering.
+func (sh *shrinker) smallestDraws(first, last int) {
+	for chunk := max(first, 1); sh.budget(); chunk = max(chunk/4, 1) {
 		for i := 0; i < len(sh.choices) && sh.budget(); i += chunk {
 			edited := append([]uint64(nil), sh.choices...)
 			changed := false
@@ -574,7 +665,7 @@ func (sh *shrinker) minimizeDraws() {
 				sh.candidate(edited, sh.keeps, fmt.Sprintf("smallest draws at %d..%d", i, min(i+chunk, len(edited))-1))
 			}
 		}
-		if chunk == 1 {
+		if chunk <= max(last, 1) {
 			break
 		}
 	}

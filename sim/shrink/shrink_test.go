@@ -310,3 +310,70 @@ func TestAFailureAboutADroppedOperationIsRefused(t *testing.T) {
 	assert.Equal(t, int64(2), out.After.Operations)
 	assert.NotContains(t, out.Failure, sim.ErrDropped.Error())
 }
+
+// A shrink that runs out of MaxAttempts above the goal runs its passes
+// once more with MoreAttempts; one that meets the goal, or has no more to
+// give, does not. The lost update needs 2 operations: with 6 attempts it
+// ends far above the goal, and 6 + 300 more bring it there.
+func TestMoreAttemptsWorkTowardTheGoal(t *testing.T) {
+	cfg, failure := firstFailing(t, lostUpdate)
+	short, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{MaxAttempts: 6})
+	require.NoError(t, err)
+	require.False(t, short.After.MeetsGoal(), "6 attempts leave %s", short.After)
+
+	var lines []string
+	more, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{MaxAttempts: 6, MoreAttempts: 300,
+		Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	assert.True(t, more.After.MeetsGoal(), "%s", more.After)
+	assert.Equal(t, int64(2), more.After.Operations)
+	assert.Greater(t, more.Attempts, 6+1)
+	assert.LessOrEqual(t, more.Attempts, 6+300+1, "both limits, plus the final replay")
+	assert.Contains(t, strings.Join(lines, "\n"), "more: ", "the extra round says so")
+	if more.Stopped != "" {
+		assert.Contains(t, more.Stopped, "6 + 300 more")
+	}
+
+	// A shrink that meets the goal within MaxAttempts takes none more.
+	enough, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{})
+	require.NoError(t, err)
+	plenty, err := shrink.Shrink(runner(lostUpdate), cfg, failure, shrink.Options{MoreAttempts: 300})
+	require.NoError(t, err)
+	assert.Equal(t, enough.Attempts, plenty.Attempts)
+	assert.Equal(t, enough.Choices, plenty.Choices)
+}
+
+// bigQueue fails only once its queue is full: a seed's queue holds 20 to
+// 40 entries, the smallest draw (1, which a seed's run draws once in 2^63)
+// gives 2. The probe of the smallest draws makes the run small before the
+// operations pass starts dropping.
+func bigQueue(s *sim.Sim) {
+	size := 20 + s.Rand().IntN(21)
+	if s.Rand().Uint64() <= 1 {
+		size = 2
+	}
+	n := 0
+	for range 60 {
+		if !s.Keep(sim.KeepOperation) {
+			continue
+		}
+		op := s.OpBegin("push")
+		n++
+		s.OpEnd(op, "ok")
+		if n > size {
+			s.Failf("queue of %d overflowed", size)
+			return
+		}
+	}
+}
+
+func TestTheDrawProbeShrinksTheWorldFirst(t *testing.T) {
+	cfg, failure := firstFailing(t, bigQueue)
+	var lines []string
+	out, err := shrink.Shrink(runner(bigQueue), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, out.Before.Operations, int64(21))
+	assert.Equal(t, int64(3), out.After.Operations, "a queue of 2 overflows at its third push")
+	require.GreaterOrEqual(t, len(lines), 2)
+	assert.Contains(t, lines[1], "smallest draws", "the first accepted step is the probe: %q", lines[1])
+}

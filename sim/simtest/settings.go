@@ -75,6 +75,7 @@ var (
 	flagTrace       = flag.String("sim.trace", "", "with -sim.seed or -sim.replay: write the run's full trace to this file, whether it passes or fails")
 	flagShrink      = flag.Bool("sim.shrink", false, "shrink a failing seed: fewer operations, faults and preemptions, then print its interleaving table and write its timeline page and replay file")
 	flagShrinkTries = flag.Int("sim.shrink.attempts", 600, "re-runs a shrink may make at most")
+	flagShrinkMore  = flag.Int("sim.shrink.more", 0, "re-runs a shrink may add, running its passes once more, when -sim.shrink.attempts ran out on a result above the goal (10 operations, 3 preemptions); 0: none")
 	flagShrinkWall  = flag.Duration("sim.shrink.wall", 3*time.Minute, "wall time a shrink may take at most (a safety net: a shrink stopped by it says so, and its result depends on the machine)")
 )
 
@@ -107,6 +108,7 @@ type settings struct {
 	trace       string
 	shrink      bool
 	shrinkTries int
+	shrinkMore  int
 	shrinkWall  time.Duration
 	parallel    int
 	shard       Shard
@@ -244,7 +246,7 @@ func readSettings() (settings, error) {
 		strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
 		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, keepGoing: *flagKeepGoing,
 		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
-		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkWall: *flagShrinkWall,
+		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkMore: *flagShrinkMore, shrinkWall: *flagShrinkWall,
 	}
 	shard, err := ParseShard(*flagShard)
 	if err != nil {
@@ -279,6 +281,9 @@ func readSettings() (settings, error) {
 	}
 	if st.shrinkTries < 1 {
 		return st, fmt.Errorf("-sim.shrink.attempts must be at least 1, got %d", st.shrinkTries)
+	}
+	if st.shrinkMore < 0 {
+		return st, fmt.Errorf("-sim.shrink.more must not be negative, got %d", st.shrinkMore)
 	}
 	if st.parallel < 0 {
 		return st, fmt.Errorf("-sim.parallel must not be negative, got %d", st.parallel)

@@ -61,7 +61,11 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 		// it fits the edited world, non-preemptive beyond.
 		strategy = func() sim.Strategy { return sim.Guided(rf.Decisions) }
 	}
-	t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs)", ps.seed, h.st.shrinkTries)
+	if h.st.shrinkMore > 0 {
+		t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs, %d more if that is not enough)", ps.seed, h.st.shrinkTries, h.st.shrinkMore)
+	} else {
+		t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs)", ps.seed, h.st.shrinkTries)
+	}
 	out, err := func() (out shrink.Outcome, err error) {
 		// A bug in the shrinker must not take the failure report with it:
 		// the seed's block above stands, the shrink says what went wrong.
@@ -74,10 +78,11 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 			res, _, f := h.runConfig(cfg)
 			return res, f
 		}, base, failure, shrink.Options{
-			MaxAttempts: h.st.shrinkTries,
-			MaxWall:     h.st.shrinkWall,
-			Strategy:    strategy,
-			Progress:    func(l string) { t.Log("windtunnel: " + l) },
+			MaxAttempts:  h.st.shrinkTries,
+			MoreAttempts: h.st.shrinkMore,
+			MaxWall:      h.st.shrinkWall,
+			Strategy:     strategy,
+			Progress:     func(l string) { t.Log("windtunnel: " + l) },
 		})
 	}()
 	if err != nil {

@@ -163,6 +163,7 @@ func TestHarnessRejectsBadFlags(t *testing.T) {
 		{[]string{"-sim.seeds=-1"}, "-sim.seeds must be positive"},
 		{[]string{"-sim.pct.depth=0"}, "-sim.pct.depth must be at least 1"},
 		{[]string{"-sim.maxsteps=-5"}, "-sim.maxsteps must be positive"},
+		{[]string{"-sim.shrink.more=-2"}, "-sim.shrink.more must not be negative, got -2"},
 		{[]string{"-sim.replay=" + dir + "/missing.txt"}, "-sim.replay: cannot read replay file"},
 		{[]string{"-sim.replay=" + dir + "/junk.txt"}, "not a replay file"},
 		{[]string{"-sim.trace=" + dir + "/t.txt"}, "-sim.trace needs -sim.seed or -sim.replay"},

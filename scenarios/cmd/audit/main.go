@@ -50,6 +50,7 @@ func main() {
 	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
 	shrinkTries := flag.Int("shrink", 200, "shrink each caught mutant's first failing seed with at most this many re-runs, for AUDIT.md's minimal counterexamples (0: do not shrink)")
+	shrinkMore := flag.Int("shrink-more", 400, "re-runs a mutant's shrink may add, running its passes once more, when -shrink ran out on a counterexample above the goal (10 operations, 3 preemptions); 0: none")
 	shrinkWall := flag.Duration("shrink-wall", 30*time.Second, "wall time each mutant's shrink may take at most (a shrink it stops says so in AUDIT.md)")
 	determinism := flag.Int("determinism", 0, "also run each claim check's first N regular seeds (and every corpus seed) twice, every proof's exploration too, and fail on any difference in the trace (0: off; the mutants never run twice)")
 	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
@@ -96,7 +97,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "audit: -shrink must not be negative, got %d\n", *shrinkTries)
 		os.Exit(2)
 	}
-	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkWall, *determinism); err != nil {
+	if *shrinkMore < 0 {
+		fmt.Fprintf(os.Stderr, "audit: -shrink-more must not be negative, got %d\n", *shrinkMore)
+		os.Exit(2)
+	}
+	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkMore, *shrinkWall, *determinism); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -181,7 +186,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries int, shrinkWall time.Duration, determinism int) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries, shrinkMore int, shrinkWall time.Duration, determinism int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -193,7 +198,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return err
 	}
 	out = absOut(st.root, out)
-	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkWall: shrinkWall}
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkMore: shrinkMore, ShrinkWall: shrinkWall}
 	var ids []string
 	for _, m := range ms {
 		ids = append(ids, m.ID)

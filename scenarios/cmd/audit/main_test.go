@@ -52,6 +52,7 @@ func TestEveryBadFlagIsNamed(t *testing.T) {
 		{[]string{"-j", "0"}, "audit: -j must be positive, got 0", 2},
 		{[]string{"-timeout", "0s"}, "audit: -timeout must be positive, got 0s", 2},
 		{[]string{"-shrink", "-1"}, "audit: -shrink must not be negative, got -1", 2},
+		{[]string{"-shrink-more", "-1"}, "audit: -shrink-more must not be negative, got -1", 2},
 		{[]string{"-shrink-wall", "0s"}, "audit: -shrink-wall must be positive, got 0s", 2},
 		{[]string{"-shard", "3/2"}, "audit: -shard:", 2},
 		{[]string{"-determinism", "-2"}, "audit: -determinism must not be negative, got -2", 2},

@@ -13,8 +13,8 @@ func (th *Thread) work(ctx context.Context) {
 	w := th.w
 	rnd := w.s.Rand()
 	for range w.cfg.Ops {
-		if ctx.Err() != nil {
-			return
+		if ctx.Err() != nil || !w.s.KeepsLeft(sim.KeepOperation) {
+			return // cancelled, or a shrink dropped every later operation
 		}
 		_ = w.s.Sleep(ctx, time.Duration(rnd.Int64N(int64(w.cfg.OpGap))))
 		w.sleepUntil(ctx, w.cfg.Plan.NextOp(w.now()))

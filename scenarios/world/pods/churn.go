@@ -167,6 +167,9 @@ func (c Churn) Run(ctx context.Context, w *World) (errs int) {
 		s.Go(fmt.Sprintf("admin%d", a), func() {
 			defer wg.Done()
 			for range c.AdminWrites {
+				if !s.KeepsLeft(sim.KeepOperation) && !s.KeepsLeft(sim.KeepFault) {
+					return // a shrink dropped every later write and restart
+				}
 				w.pause(ctx, c.AdminPause)
 				if s.Rand().Float64() < c.RestartProb {
 					_ = pick(w, w.Pods).Restart()
@@ -195,6 +198,9 @@ func (c Churn) Run(ctx context.Context, w *World) (errs int) {
 		s.Go(fmt.Sprintf("reader%d", r), func() {
 			defer wg.Done()
 			for range c.Reads {
+				if !s.KeepsLeft(sim.KeepOperation) {
+					return // a shrink dropped every later read
+				}
 				w.pause(ctx, c.ReaderPause)
 				rctx, cancel := w.cancelled(ctx, c.CancelProb)
 				pod := pick(w, w.Pods)

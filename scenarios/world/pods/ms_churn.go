@@ -8,6 +8,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // MSChurn is a membership workload on one community, built for the
@@ -163,6 +164,10 @@ func (c MSChurn) Run(ctx context.Context, w *World) (errs int, err error) {
 		s.Go(fmt.Sprintf("ms-admin%d", a), func() {
 			defer wg.Done()
 			for range c.MaxRounds {
+				if !s.KeepsLeft(sim.KeepOperation) {
+					_ = s.Sleep(ctx, end-s.Elapsed()) // a shrink dropped the rest: out to the horizon in one step
+					return
+				}
 				w.pause(ctx, c.AdminPause)
 				if s.Elapsed() >= end {
 					return
@@ -182,6 +187,10 @@ func (c MSChurn) Run(ctx context.Context, w *World) (errs int, err error) {
 				s.Go(fmt.Sprintf("ms-client-%s-%s-%d", pod.Name, Short(u), ci), func() {
 					defer wg.Done()
 					for range c.MaxRounds {
+						if !s.KeepsLeft(sim.KeepOperation) {
+							_ = s.Sleep(ctx, end-s.Elapsed())
+							return
+						}
 						w.pause(ctx, c.ClientPause)
 						if s.Elapsed() >= end {
 							return
