@@ -377,3 +377,24 @@ func TestTheDrawProbeShrinksTheWorldFirst(t *testing.T) {
 	require.GreaterOrEqual(t, len(lines), 2)
 	assert.Contains(t, lines[1], "smallest draws", "the first accepted step is the probe: %q", lines[1])
 }
+
+// Once a run has at most one operation, no fault and no preemption, the
+// shrink ends: the passes left could only make its draws smaller.
+func TestABareRunEndsTheShrink(t *testing.T) {
+	cfg, failure := firstFailing(t, sequentialBug)
+	var lines []string
+	out, err := shrink.Shrink(runner(sequentialBug), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), out.After.Operations)
+	bare := -1
+	for i, l := range lines {
+		if strings.Contains(l, "as small as a reader counts") {
+			bare = i
+		}
+	}
+	require.NotEqual(t, -1, bare, "the shrink says why it ended:\n%s", strings.Join(lines, "\n"))
+	assert.Len(t, lines, bare+2, "only the final line follows: %q", lines[bare+1:])
+	for _, l := range lines {
+		assert.NotContains(t, l, "smallest draws", "no draw was shrunk after the run was bare")
+	}
+}
