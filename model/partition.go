@@ -22,6 +22,21 @@ func Drained(ts, cutoff int64) bool { return ts < cutoff }
 // order of pts. It is the obvious one-pass partition the old drain ran
 // under the write lock; pts is not modified.
 func Partition(pts []Point, cutoff int64) (drained, kept []Point) {
+	// Sized by a counting pass first: the DR checks partition their
+	// model's state at every prune and swap, up to 1.2 million points, and
+	// growing both halves by doubling was a third of the DR family's time.
+	n := 0
+	for _, p := range pts {
+		if Drained(p.TS, cutoff) {
+			n++
+		}
+	}
+	if n > 0 {
+		drained = make([]Point, 0, n)
+	}
+	if len(pts) > n {
+		kept = make([]Point, 0, len(pts)-n)
+	}
 	for _, p := range pts {
 		if Drained(p.TS, cutoff) {
 			drained = append(drained, p)

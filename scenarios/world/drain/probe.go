@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"slices"
 
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/rt"
@@ -90,6 +91,16 @@ func (p *Probe) Yield() {
 // Writes returns the number of write-lock acquisitions so far: right after a
 // Record or Prune returns, its own sequence number; right after a Query or
 // Snapshot returns, the number of writes it saw.
+// expect makes room for n more write sections: a preload takes the write
+// lock once per point, up to 1.2 million times (DR-10's 400,000 points
+// per key), and growing the list by doubling was a tenth of the DR
+// family's time.
+func (p *Probe) expect(n int) {
+	if p.data != nil && n > 0 {
+		p.data.sections = slices.Grow(p.data.sections, n)
+	}
+}
+
 func (p *Probe) Writes() int64 {
 	if p.data == nil {
 		return 0

@@ -118,7 +118,14 @@ func at(ts int64) time.Time { return time.Unix(0, ts).UTC() }
 
 // ToModel flattens batches into model points in batch order.
 func ToModel(bs []collector.Batch) []model.Point {
+	n := 0
+	for _, b := range bs {
+		n += len(b.Points)
+	}
 	var out []model.Point
+	if n > 0 {
+		out = make([]model.Point, 0, n) // a drain returns up to 1.2 million points
+	}
 	for _, b := range bs {
 		for _, p := range b.Points {
 			out = append(out, model.Point{Key: b.Key, TS: p.TS, Value: p.Value})
@@ -232,6 +239,9 @@ func (w *World) preload(n int, roundRobin bool) {
 		left[i] = n
 	}
 	r := w.S.Rand()
+	total := n * len(w.Keys)
+	w.Probe.expect(total)
+	w.Initial, w.recorded = slices.Grow(w.Initial, total), slices.Grow(w.recorded, total)
 	for i := range n * len(w.Keys) {
 		k := i % len(w.Keys)
 		if !roundRobin {
