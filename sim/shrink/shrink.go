@@ -11,7 +11,9 @@
 // to the same result: attempts are bounded by count, and the wall-time
 // limit is a safety net whose use the outcome reports.
 //
-// The order follows the issue a person debugs: first the operations (the
+// The order follows the issue a person debugs: first a probe of the
+// smallest draws (five re-runs, kept only if the world got smaller in
+// operations), then the operations (the
 // workload is most of a failing run; the tasks' whole workloads when no
 // cut of the run's end keeps the failure), then the faults, then the
 // schedule, toward the small bug depth PCT and CHESS say most bugs have,
@@ -21,7 +23,9 @@
 // back). The schedule comes before the draws so that a shrink of a heavy
 // world that runs out of wall time has spent it on what a reader counts
 // (operations and preemptions) rather than on tens of thousands of drawn
-// values.
+// values. A shrink that runs out of attempts above the goal (MeetsGoal)
+// may run the passes once more, without the draws pass (MoreAttempts);
+// one that is bare (at most one operation, no fault, no preemption) ends.
 package shrink
 
 import (
@@ -285,12 +289,9 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	for round := 0; ; round++ {
 		from := sh.attempts
 		if round > 0 {
-			sh.limit, sh.more = sh.attempts+opt.MoreAttempts, true
+			sh.limit, sh.more, passes = sh.attempts+opt.MoreAttempts, true, more
 			sh.progress("more: %s is above the goal (%d operations, %d preemptions): the passes again, with up to %d more re-runs",
 				statsOf(sh.res), GoalOperations, GoalPreemptions, opt.MoreAttempts)
-		}
-		if round > 0 {
-			passes = more
 		}
 		for _, p := range passes {
 			if statsOf(sh.res).bare() {
