@@ -121,14 +121,6 @@ func (k *Keeps) list(what Keepable) []bool {
 	return k.Operations
 }
 
-// Keys returns the kind's keys (nil for a list answered by ordinal).
-func (k Keeps) Keys(what Keepable) []KeepKey {
-	if what == KeepFault {
-		return k.FaultKeys
-	}
-	return k.OperationKeys
-}
-
 // KeepsOf rebuilds the Keep lists of a recorded run from its sites, keyed.
 func KeepsOf(sites []KeepSite) Keeps {
 	var k Keeps

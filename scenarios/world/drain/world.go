@@ -242,7 +242,7 @@ func (w *World) preload(n int, roundRobin bool) {
 	total := n * len(w.Keys)
 	w.Probe.expect(total)
 	w.Initial, w.recorded = slices.Grow(w.Initial, total), slices.Grow(w.recorded, total)
-	for i := range n * len(w.Keys) {
+	for i := range total {
 		k := i % len(w.Keys)
 		if !roundRobin {
 			k = r.IntN(len(w.Keys))
