@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -43,6 +42,11 @@ type Runner struct {
 	ShrinkMore int
 	// ShrinkWall caps each shrink's wall time (0: simtest's default).
 	ShrinkWall time.Duration
+	// ClaimProcs is how many packages' claim checks run at once (below 1:
+	// one). The timed checks always run alone, after the others.
+	ClaimProcs int
+	// Timed are the timed checks by package (nil: TimedTests).
+	Timed map[string][]string
 }
 
 // statsLine mirrors simtest.Summary's JSON.
@@ -131,62 +135,148 @@ func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]strin
 // each claim record) streams to r.Log. A failing test is not an error here:
 // a claim check's failure is recorded as its claim violated, and any other
 // failure is for Judge to report.
+//
+// Each package's checks run in a go test process of their own, up to
+// r.ClaimProcs at once, but for the timed checks (TimedTests): those run
+// after every package is done, one process at a time, so no other claim
+// process loads the machine while they measure. The records, the stats and
+// the output are then put together package by package in r.Pkgs' order,
+// each package's untimed part before its timed one, whatever order the
+// processes ended in: the same files, and the same audit, for any number
+// of processes at once.
 func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, []string, error) {
 	dir := filepath.Join(r.Out, "claims")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "parts"), 0o755); err != nil {
 		return nil, nil, err
 	}
-	recFile, _ := filepath.Abs(filepath.Join(dir, "claims.jsonl"))
-	statsFile, _ := filepath.Abs(filepath.Join(dir, "stats.jsonl"))
 	artDir, _ := filepath.Abs(filepath.Join(dir, "artifacts"))
-	logFile, err := os.Create(filepath.Join(dir, "output.txt"))
+	timed := r.Timed
+	if timed == nil {
+		timed = TimedTests
+	}
+	parts, err := claimParts(r.Pkgs, pattern, timed)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer logFile.Close()
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	var failed failedTests
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			line := sc.Text()
-			failed.line(line)
-			fmt.Fprintln(logFile, line)
-			if progressLine(line) {
-				fmt.Fprintln(r.Log, "  "+strings.TrimSpace(line))
-			}
+	var logMu sync.Mutex // progress lines of processes running at once
+	run := func(i int) {
+		p := &parts[i]
+		p.files(filepath.Join(dir, "parts"), i)
+		env := simEnv(seeds, p.recFile, p.statsFile, artDir)
+		if seeds == 0 {
+			delete(env, "WINDTUNNEL_SIM_SEEDS")
 		}
-	}()
-	args := append([]string{"-v", "-run", pattern}, r.Pkgs...)
-	env := simEnv(seeds, recFile, statsFile, artDir)
-	if seeds == 0 {
-		delete(env, "WINDTUNNEL_SIM_SEEDS")
+		for k, v := range r.Env {
+			env[k] = v
+		}
+		var out bytes.Buffer
+		w := &lineWriter{line: func(line string) {
+			p.failed.line(line)
+			fmt.Fprintln(&out, line)
+			if progressLine(line) {
+				logMu.Lock()
+				fmt.Fprintln(r.Log, "  "+strings.TrimSpace(line))
+				logMu.Unlock()
+			}
+		}}
+		p.err = r.goTest(ctx, w, env, p.args()...)
+		w.flush()
+		p.failed.end()
+		p.output = out.Bytes()
 	}
-	for k, v := range r.Env {
-		env[k] = v
+	// The untimed parts, up to ClaimProcs at once, longest first, then the
+	// timed ones alone.
+	sem := make(chan struct{}, max(r.ClaimProcs, 1))
+	var wg sync.WaitGroup
+	for _, i := range startOrder(parts) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			run(i)
+		}()
 	}
-	runErr := r.goTest(ctx, pw, env, args...)
-	pw.Close()
-	<-done
-	var exitErr *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exitErr) {
-		return nil, nil, fmt.Errorf("go test: %v", runErr)
+	wg.Wait()
+	for i := range parts {
+		if parts[i].timed {
+			run(i)
+		}
 	}
-	failed.end()
-	if runErr != nil && len(failed.list) == 0 {
-		failed.list = append(failed.list, "go test failed without a failing test or package line (see "+logFile.Name()+")")
+	return joinClaimParts(dir, parts)
+}
+
+// joinClaimParts writes the parts' records, stats and output, in the parts'
+// order, to dir's claims.jsonl, stats.jsonl and output.txt, and returns
+// the records and the failed tests.
+func joinClaimParts(dir string, parts []claimPart) ([]claims.Record, []string, error) {
+	var recs, stats, output bytes.Buffer
+	var failed []string
+	for _, p := range parts {
+		for _, f := range []struct {
+			path string
+			to   *bytes.Buffer
+		}{{p.recFile, &recs}, {p.statsFile, &stats}} {
+			data, err := os.ReadFile(f.path)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, err
+			}
+			f.to.Write(data)
+		}
+		output.Write(p.output)
+		var exitErr *exec.ExitError
+		if p.err != nil && !errors.As(p.err, &exitErr) {
+			return nil, nil, fmt.Errorf("go test %s: %v", p.pkg, p.err)
+		}
+		failed = append(failed, p.failed.list...)
+		if p.err != nil && len(p.failed.list) == 0 {
+			failed = append(failed, p.pkg+": go test failed without a failing test or package line (see "+filepath.Join(dir, "output.txt")+")")
+		}
 	}
-	recs, err := claims.Read(recFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, failed.list, fmt.Errorf("the scenario tests wrote no claim records (see %s)", logFile.Name())
+	recFile := filepath.Join(dir, "claims.jsonl")
+	for path, data := range map[string][]byte{ //windtunnel:unordered three independent files
+		recFile:                           recs.Bytes(),
+		filepath.Join(dir, "stats.jsonl"): stats.Bytes(),
+		filepath.Join(dir, "output.txt"):  output.Bytes(),
+	} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, nil, err
+		}
 	}
-	return recs, failed.list, err
+	if recs.Len() == 0 {
+		return nil, failed, fmt.Errorf("the scenario tests wrote no claim records (see %s)", filepath.Join(dir, "output.txt"))
+	}
+	recList, err := claims.Read(recFile)
+	return recList, failed, err
+}
+
+// lineWriter hands each whole line written to it to line.
+type lineWriter struct {
+	line    func(string)
+	pending []byte
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.pending = append(w.pending, b...)
+	for {
+		i := bytes.IndexByte(w.pending, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		w.line(string(w.pending[:i]))
+		w.pending = w.pending[i+1:]
+	}
+}
+
+// flush hands on a last line without its newline.
+func (w *lineWriter) flush() {
+	if len(w.pending) > 0 {
+		w.line(string(w.pending))
+		w.pending = nil
+	}
 }
 
 // failedTests collects, from go test -v output of one package after

@@ -45,7 +45,7 @@ func main() {
 	run := flag.String("run", "^Test", "-run pattern of the claim checks")
 	withMutants := flag.Bool("mutants", true, "run the mutants")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
-	parallel := flag.Int("j", 2, "mutants built and run at once")
+	parallel := flag.Int("j", 2, "go test processes at once: claim packages (the timed checks, audit.TimedTests, then run alone) and mutants built and run")
 	timeout := flag.Duration("timeout", 30*time.Minute, "limit per go test process")
 	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
@@ -198,7 +198,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return err
 	}
 	out = absOut(st.root, out)
-	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkMore: shrinkMore, ShrinkWall: shrinkWall}
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkMore: shrinkMore, ShrinkWall: shrinkWall, ClaimProcs: parallel}
 	var ids []string
 	for _, m := range ms {
 		ids = append(ids, m.ID)
@@ -219,7 +219,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	}
 	r.CheckDeterminism(determinism)
 	start := time.Now()
-	fmt.Printf("audit: running the claim checks over %s each%s%s\n", seedsText(seeds), shardNote(shard), determinismNote(determinism))
+	fmt.Printf("audit: running the claim checks over %s each%s%s; %d packages at a time, the timed checks alone after them\n", seedsText(seeds), shardNote(shard), determinismNote(determinism), parallel)
 	recs, failed, err := r.RunClaims(ctx, run, seeds)
 	if err != nil {
 		return err

@@ -1,0 +1,140 @@
+package audit
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// TimedTests are the claim checks, by family package, that read the real
+// clock and judge what they read: DR-8's lock waits and TW-9's pass times
+// (ratios against a baseline in the same run), TW-6's cost of an operation
+// on a small and a large wheel, TW-8's pass times against the ones measured
+// from outside. A second process on the same cores would be measured with
+// them, so the claim phase runs them after every other check, one process at
+// a time. TestTimedTestsAreTheOnesThatReadTheClock keeps the list equal to
+// the tests that reach a //windtunnel:realtime clock read, both ways.
+var TimedTests = map[string][]string{
+	"./scenarios/dr": {"TestDR8_FlushLockWait"},
+	"./scenarios/tw": {"TestTW6_ConstantCost", "TestTW8_RealPassTimes", "TestTW9_IdlePassSpeed"},
+}
+
+// longestFirst orders the claim phase's processes: the families whose
+// untimed checks take longest start first, so the last process to start is
+// a short one and the processes at once end close together (at make
+// audit-quick's seeds, on 2 cores: dr 20 s, tw 19 s, oc 15 s, ms 13 s, lf
+// 1 s; starting them in CLAIMS.md's order ended 6 s later). Only the start
+// order: the results are joined in the packages' order whatever it is.
+var longestFirst = []string{"./scenarios/dr", "./scenarios/tw", "./scenarios/oc", "./scenarios/ms", "./scenarios/lf"}
+
+// startOrder returns the indexes of parts' untimed processes, longest
+// first (longestFirst), then every other in its order.
+func startOrder(parts []claimPart) []int {
+	rank := func(p claimPart) int {
+		if i := slices.Index(longestFirst, p.pkg); i >= 0 {
+			return i
+		}
+		return len(longestFirst)
+	}
+	var order []int
+	for i, p := range parts {
+		if !p.timed {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rank(parts[a]) - rank(parts[b]) })
+	return order
+}
+
+// claimPart is one go test process of the claim phase: one package's
+// untimed checks, or its timed ones.
+type claimPart struct {
+	pkg       string
+	run, skip string // -run and -skip
+	timed     bool
+
+	recFile, statsFile string // this process's claim records and stats
+	output             []byte
+	failed             failedTests
+	err                error
+}
+
+func (p *claimPart) files(dir string, i int) {
+	dir, _ = filepath.Abs(dir)
+	p.recFile = filepath.Join(dir, fmt.Sprintf("%02d-claims.jsonl", i))
+	p.statsFile = filepath.Join(dir, fmt.Sprintf("%02d-stats.jsonl", i))
+}
+
+func (p *claimPart) args() []string {
+	a := []string{"-v", "-run", p.run}
+	if p.skip != "" {
+		a = append(a, "-skip", p.skip)
+	}
+	return append(a, p.pkg)
+}
+
+// claimParts splits the claim phase of pkgs under the -run pattern into its
+// processes, in the order their results are joined: each package's untimed
+// checks, then its timed ones (by package, in timed) that pattern selects,
+// if any.
+func claimParts(pkgs []string, pattern string, timedTests map[string][]string) ([]claimPart, error) {
+	top, rest := splitTestPattern(pattern)
+	re, err := regexp.Compile(top)
+	if err != nil {
+		return nil, fmt.Errorf("-run %q: %v", pattern, err)
+	}
+	var parts []claimPart
+	for _, pkg := range pkgs {
+		all := timedTests[pkg]
+		part := claimPart{pkg: pkg, run: pattern}
+		if len(all) > 0 {
+			part.skip = anyOf(all)
+		}
+		parts = append(parts, part)
+		var timed []string
+		for _, name := range all {
+			if re.MatchString(name) {
+				timed = append(timed, name)
+			}
+		}
+		if len(timed) > 0 {
+			parts = append(parts, claimPart{pkg: pkg, run: anyOf(timed) + rest, timed: true})
+		}
+	}
+	return parts, nil
+}
+
+// anyOf is the top-level -run pattern matching exactly the names.
+func anyOf(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return "^(" + strings.Join(quoted, "|") + ")$"
+}
+
+// splitTestPattern splits a -run pattern into its top-level element and the
+// rest ("/..." or ""), the way go test splits it: at the first slash outside
+// brackets and parentheses.
+func splitTestPattern(pattern string) (top, rest string) {
+	brackets, parens := 0, 0
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++ // an escaped character, whatever it is
+		case c == '[':
+			brackets++
+		case c == ']' && brackets > 0:
+			brackets--
+		case c == '(' && brackets == 0:
+			parens++
+		case c == ')' && brackets == 0 && parens > 0:
+			parens--
+		case c == '/' && brackets == 0 && parens == 0:
+			return pattern[:i], pattern[i:]
+		}
+	}
+	return pattern, ""
+}
