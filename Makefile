@@ -20,7 +20,7 @@ STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
 FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
 
-.PHONY: test unit race integration determinism fuzz audit audit-quick audit-verify-schemata sim sweep-slurm sweep-slurm-test replay shrink bench lint
+.PHONY: test prebuild unit race integration determinism fuzz audit audit-quick audit-verify-schemata sim sweep-slurm sweep-slurm-test replay shrink bench lint
 
 ## test: everything CI proves: unit and seeded claim checks, the race
 ## detector, the integration tests on real PostgreSQL and Redis, a
@@ -28,10 +28,18 @@ FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scena
 ## and a quick audit (every claim gets its expected verdict, every tight
 ## bound is reached, every probe is reached, every mutant is caught) that also
 ## runs the first 2 seeds of every claim check and every proof twice (the determinism sample)
-## (scripts/test-stages.sh runs them: unit, race and fuzz in turn while integration, browser-test and
-## sweep-slurm-test, which wait mostly on their services, run in the background; then audit-quick alone)
+## (scripts/test-stages.sh runs them: prebuild alone; then unit, race and fuzz in turn while integration,
+## browser-test and sweep-slurm-test, which wait mostly on their services, run in the background; then
+## audit-quick alone)
 test:
-	@scripts/test-stages.sh "$(MAKE)" $(OUT) "integration browser-test sweep-slurm-test" "unit race fuzz" "audit-quick"
+	@scripts/test-stages.sh "$(MAKE)" $(OUT) "prebuild" "integration browser-test sweep-slurm-test" "unit race fuzz" "audit-quick"
+
+## prebuild: compile and link every package's test binary (go test with no test selected), so that the
+## stages make test runs at once find them in the build cache instead of each compiling the same
+## packages beside the others (on a fresh clone, sweep-slurm-test's shards and make unit did)
+prebuild:
+	@mkdir -p $(OUT)
+	$(GO) test -count=1 -run '^$$' ./... >$(OUT)/prebuild.log 2>&1 || { cat $(OUT)/prebuild.log; exit 1; }
 
 ## unit: vet, gofmt, and go test without the race detector of every package that make race does not
 ## run in full: the packages outside impl/ and sim/ but for the claim families (FAMILIES: their tests,

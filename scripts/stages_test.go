@@ -38,7 +38,7 @@ func runStages(t *testing.T, fail string) (output string, journal []string, err 
 	dir := t.TempDir()
 	mk := filepath.Join(dir, "make")
 	require.NoError(t, os.WriteFile(mk, []byte(fakeMake), 0o755))
-	cmd := exec.Command("./test-stages.sh", mk, filepath.Join(dir, "out"), "bg1 bg2", "fg1 fg2", "last")
+	cmd := exec.Command("./test-stages.sh", mk, filepath.Join(dir, "out"), "first", "bg1 bg2", "fg1 fg2", "last")
 	cmd.Env = append(os.Environ(), "JOURNAL="+filepath.Join(dir, "journal"), "FAIL="+fail)
 	b, err := cmd.CombinedOutput()
 	j, _ := os.ReadFile(filepath.Join(dir, "journal"))
@@ -54,15 +54,17 @@ func pairs(words []string) []string {
 	return out
 }
 
-// The background stages run while the foreground ones do, the last stage
-// starts only after every other stage has ended, and each background
-// stage's output is printed in the end.
-func TestStagesOverlapAndTheLastRunsAlone(t *testing.T) {
+// The first stage runs alone before every other, the background stages
+// run while the foreground ones do, the last stage starts only after every
+// other stage has ended, and each background stage's output is printed in
+// the end.
+func TestStagesOverlapAndTheFirstAndLastRunAlone(t *testing.T) {
 	out, words, err := runStages(t, "")
 	require.NoError(t, err, out)
 	j := pairs(words)
-	require.Len(t, j, 10, "%v", j)
-	assert.Equal(t, []string{"start last", "end last"}, j[8:], "the last stage runs alone, after all the others: %v", j)
+	require.Len(t, j, 12, "%v", j)
+	assert.Equal(t, []string{"start first", "end first"}, j[:2], "the first stage runs alone, before all the others: %v", j)
+	assert.Equal(t, []string{"start last", "end last"}, j[10:], "the last stage runs alone, after all the others: %v", j)
 	at := func(e string) int { return indexOf(j, e) }
 	assert.Less(t, at("start bg1"), at("end fg1"), "the first background stage runs alongside the first foreground one: %v", j)
 	assert.Less(t, at("start fg1"), at("end bg1"), "the first background stage runs alongside the first foreground one: %v", j)
@@ -72,6 +74,7 @@ func TestStagesOverlapAndTheLastRunsAlone(t *testing.T) {
 		assert.Contains(t, out, "==== "+s+" (ran in the background")
 		assert.Contains(t, out, "output of "+s)
 	}
+	assert.Regexp(t, `test-stages: first +passed +[0-9.]+s`, out)
 	assert.Regexp(t, `test-stages: last +passed +[0-9.]+s`, out)
 	assert.Contains(t, out, "test-stages: every stage passed")
 }
@@ -84,6 +87,7 @@ func TestAFailingStageStopsTheRun(t *testing.T) {
 		notRun []string
 		ran    []string
 	}{
+		{"first", []string{"bg1", "bg2", "fg1", "fg2", "last"}, nil},
 		{"fg1", []string{"fg2", "last"}, []string{"bg1", "bg2"}},
 		{"bg1", []string{"bg2", "last"}, []string{"fg1", "fg2"}},
 		{"last", nil, []string{"bg1", "bg2", "fg1", "fg2"}},

@@ -5,10 +5,15 @@
 # while the first CPU stages use the cores, each with its output in a log
 # that is printed, whole, when it ends.
 #
-#   scripts/test-stages.sh MAKE OUT "BACKGROUND..." "FOREGROUND..." "LAST..."
+#   scripts/test-stages.sh MAKE OUT "FIRST..." "BACKGROUND..." "FOREGROUND..." "LAST..."
 #
-# (make test: BACKGROUND integration browser-test sweep-slurm-test,
-# FOREGROUND unit race fuzz, LAST audit-quick.)
+# (make test: FIRST prebuild, BACKGROUND integration browser-test
+# sweep-slurm-test, FOREGROUND unit race fuzz, LAST audit-quick.)
+#
+# The first stages run alone, before any other: make test's compiles every
+# test binary once, so that the stages running at once afterwards find them
+# in the build cache instead of compiling the same packages side by side
+# (the go command does not share a build in progress between processes).
 #
 # The last stage (audit-quick) starts only once the background stages have
 # ended: its wall-clock claims (DR-8, TW-9) measure ratios on a machine no
@@ -18,16 +23,17 @@
 # A table of every stage's result and wall time ends the output.
 set -uo pipefail
 
-usage='usage: scripts/test-stages.sh MAKE OUT "BACKGROUND..." "FOREGROUND..." "LAST..."'
-if [ $# -ne 5 ]; then
+usage='usage: scripts/test-stages.sh MAKE OUT "FIRST..." "BACKGROUND..." "FOREGROUND..." "LAST..."'
+if [ $# -ne 6 ]; then
 	echo "$usage" >&2
 	exit 2
 fi
 make_cmd=$1
 out=$2
-read -r -a background <<<"$3"
-read -r -a foreground <<<"$4"
-read -r -a last <<<"$5"
+read -r -a first <<<"$3"
+read -r -a background <<<"$4"
+read -r -a foreground <<<"$5"
+read -r -a last <<<"$6"
 
 logs="$out/test-stages"
 rm -rf "$logs"
@@ -44,6 +50,14 @@ run_stage() {
 	return "$rc"
 }
 
+failed=
+for s in "${first[@]}"; do
+	if ! run_stage "$s"; then
+		failed=$s
+		break
+	fi
+done
+
 bg_pid=
 cleanup() {
 	if [ -n "$bg_pid" ]; then kill -- "-$bg_pid" 2>/dev/null; fi
@@ -52,38 +66,39 @@ trap 'cleanup; exit 130' INT TERM
 
 # The background stages, one after another, in a process group of their own
 # (set -m) so an interrupt can stop all of them.
-set -m
-(
-	for s in "${background[@]}"; do
-		echo "test-stages: $s started (in the background, output in $logs/$s.log)"
-		if ! run_stage "$s" >"$logs/$s.log" 2>&1; then
-			echo "test-stages: $s FAILED (its log is printed when the foreground stages end)"
-			exit 1
+if [ -z "$failed" ]; then
+	set -m
+	(
+		for s in "${background[@]}"; do
+			echo "test-stages: $s started (in the background, output in $logs/$s.log)"
+			if ! run_stage "$s" >"$logs/$s.log" 2>&1; then
+				echo "test-stages: $s FAILED (its log is printed when the foreground stages end)"
+				exit 1
+			fi
+			echo "test-stages: $s passed"
+		done
+	) &
+	bg_pid=$!
+	set +m
+
+	for s in "${foreground[@]}"; do
+		if ! run_stage "$s"; then
+			failed=$s
+			break
 		fi
-		echo "test-stages: $s passed"
 	done
-) &
-bg_pid=$!
-set +m
 
-failed=
-for s in "${foreground[@]}"; do
-	if ! run_stage "$s"; then
-		failed=$s
-		break
-	fi
-done
-
-wait "$bg_pid"
-bg_rc=$?
-bg_pid=
+	wait "$bg_pid"
+	bg_rc=$?
+	bg_pid=
+fi
 for s in "${background[@]}"; do
 	if [ -f "$logs/$s.log" ]; then
 		echo "==== $s (ran in the background; $logs/$s.log) ===="
 		cat "$logs/$s.log"
 	fi
 done
-if [ "$bg_rc" -ne 0 ] && [ -z "$failed" ]; then
+if [ "${bg_rc:-0}" -ne 0 ] && [ -z "$failed" ]; then
 	failed=$(awk '$2 != 0 {print $1; exit}' "$logs/results")
 	failed=${failed:-background stages}
 fi
@@ -104,7 +119,7 @@ while read -r stage rc secs; do
 	if [ "$rc" -ne 0 ]; then result="FAILED"; fi
 	printf 'test-stages: %-20s %-8s %6ss\n' "$stage" "$result" "$secs"
 done <"$logs/results"
-for s in "${background[@]}" "${foreground[@]}" "${last[@]}"; do
+for s in "${first[@]}" "${background[@]}" "${foreground[@]}" "${last[@]}"; do
 	if ! awk -v s="$s" '$1 == s {found=1} END {exit !found}' "$logs/results"; then
 		printf 'test-stages: %-20s %-8s\n' "$s" "not run"
 	fi
