@@ -3,6 +3,7 @@ package simtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,10 +37,16 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 	for _, l := range res.TraceTail() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
-	dir, artErr := h.writeArtifacts(t, ps.seed, res)
-	if artErr != nil {
+	dir, artErr := "", errNoArtifacts
+	if h.st.artifacts {
+		dir, artErr = h.writeArtifacts(t, ps.seed, res)
+	}
+	switch {
+	case artErr == errNoArtifacts:
+		fmt.Fprintf(&b, "artifacts  not written (-sim.artifacts=false): the command below re-runs the seed\n")
+	case artErr != nil:
 		fmt.Fprintf(&b, "artifacts  not written: %v\n", artErr)
-	} else {
+	default:
 		fmt.Fprintf(&b, "artifacts  %s (trace.txt: every event; replay.txt: the run's settings and schedule)\n", dir)
 	}
 	pkg := packagePath()
@@ -78,6 +85,9 @@ func (h *harness) reproduceFlags(seed uint64) string {
 func runPattern(name string) string {
 	return fmt.Sprintf("'^%s$'", strings.ReplaceAll(regexpQuote(name), "/", "$/^"))
 }
+
+// errNoArtifacts: -sim.artifacts=false asked for none.
+var errNoArtifacts = errors.New("not asked for")
 
 // writeArtifacts re-runs the seed with the full trace on: the run is
 // deterministic, so this costs one run and checks the hash on the way.

@@ -66,6 +66,7 @@ var (
 	flagDetSeeds    = flag.Int("sim.determinism.seeds", 0, "with -sim.determinism: run only the first N regular seeds of each test twice, and every corpus, -sim.seed and replay seed (0: every seed)")
 	flagReplay      = flag.String("sim.replay", "", "replay file written by a failure report: replays exactly that run (it holds the test, seed and settings)")
 	flagRecord      = flag.Bool("sim.record", true, "append seeds that fail to the test's corpus under testdata/windtunnel")
+	flagArtifacts   = flag.Bool("sim.artifacts", true, "write a failing seed's artifacts (its full trace and replay file; a second run of the seed, whose trace hash must match); false: the failure block's reproduce command is all")
 	flagKeepGoing   = flag.Bool("sim.keepgoing", false, "keep running seeds after the first failure")
 	flagStepTime    = flag.Duration("sim.steptime", 0, "virtual time added per scheduling step (default 0: time moves only through sleeps and modelled latency)")
 	flagMaxSteps    = flag.Int64("sim.maxsteps", 0, "override the step limit of every run (0: the test's own)")
@@ -101,6 +102,7 @@ type settings struct {
 	detSeeds    int // with determinism: only regular seeds below this index run twice (0: all)
 	replay      *replayFile
 	record      bool
+	artifacts   bool
 	keepGoing   bool
 	stepTime    time.Duration
 	maxSteps    int64
@@ -244,7 +246,7 @@ func readSettings() (settings, error) {
 	}
 	st := settings{
 		strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
-		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, keepGoing: *flagKeepGoing,
+		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, artifacts: *flagArtifacts, keepGoing: *flagKeepGoing,
 		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
 		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkMore: *flagShrinkMore, shrinkWall: *flagShrinkWall,
 	}

@@ -114,6 +114,25 @@ func TestHarnessFailureBlockReproducesAndReplays(t *testing.T) {
 	assert.Contains(t, replayed, "strategy   replay(")
 }
 
+// With -sim.artifacts=false a failure writes nothing and says so; its
+// reproduce command still reproduces the run.
+func TestHarnessWithoutArtifactsWritesNone(t *testing.T) {
+	dir := t.TempDir()
+	out, err := child(t, dir, "fail", "-sim.out="+dir+"/art", "-sim.record=false", "-sim.artifacts=false")
+	require.Error(t, err, "a failing simulation fails the test")
+	assert.Contains(t, out, "artifacts  not written (-sim.artifacts=false): the command below re-runs the seed")
+	assert.NotContains(t, out, "replay the recorded run")
+	assert.NoDirExists(t, dir+"/art", "no artifact directory")
+	seed := regexp.MustCompile(`seed       (0x[0-9a-f]+)`).FindStringSubmatch(out)
+	hash := regexp.MustCompile(`trace hash (0x[0-9a-f]+)`).FindStringSubmatch(out)
+	require.NotNil(t, seed, out)
+	require.NotNil(t, hash, out)
+	require.Contains(t, out, "-sim.seed="+seed[1]+" -sim.strategy=random -v")
+	again, err := child(t, dir, "fail", "-sim.seed="+seed[1], "-sim.record=false", "-sim.artifacts=false")
+	require.Error(t, err)
+	assert.Contains(t, again, "trace hash "+hash[1])
+}
+
 func TestHarnessCorpusIsRecordedAndReplayedFirst(t *testing.T) {
 	dir := t.TempDir()
 	out, err := child(t, dir, "fail", "-sim.out="+dir+"/art")
