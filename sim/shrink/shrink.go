@@ -262,28 +262,35 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 		name  string
 		share float64 // of the round's attempts, cumulative
 		run   func()
+		// towardOps: the pass is there to let fewer operations fail (a
+		// smaller world, and the operations dropped once more in it); with
+		// at most one operation left it has nothing to work toward, and in
+		// the heavy runs that got there (MS-8's 280 maximum-size lists, one
+		// fault) it cost the shrink's whole wall time for draws no reader
+		// counts.
+		towardOps bool
 	}
 	faults := func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }
 	passes := []pass{
-		{"draws", 0.04, sh.probeDraws},
-		{"operations", 0.40, ops},
-		{"faults", 0.48, faults},
-		{"schedule", 0.62, sh.shrinkSchedule},
-		{"draws", 0.72, sh.minimizeDraws},
-		{"operations again", 0.86, ops},
-		{"schedule", 0.97, sh.shrinkSchedule},
+		{"draws", 0.04, sh.probeDraws, true},
+		{"operations", 0.40, ops, false},
+		{"faults", 0.48, faults, false},
+		{"schedule", 0.62, sh.shrinkSchedule, false},
+		{"draws", 0.72, sh.minimizeDraws, true},
+		{"operations again", 0.86, ops, true},
+		{"schedule", 0.97, sh.shrinkSchedule, false},
 	}
 	// The round MoreAttempts adds works toward the goal, which counts
 	// operations and preemptions: it leaves out the draws pass, which in
 	// the runs that get there (timing races in a swarm) used its whole
 	// share and kept nothing.
 	more := []pass{
-		{"draws", 0.03, sh.probeDraws},
-		{"operations", 0.45, ops},
-		{"faults", 0.52, faults},
-		{"schedule", 0.65, sh.shrinkSchedule},
-		{"operations again", 0.90, ops},
-		{"schedule", 1, sh.shrinkSchedule},
+		{"draws", 0.03, sh.probeDraws, true},
+		{"operations", 0.45, ops, false},
+		{"faults", 0.52, faults, false},
+		{"schedule", 0.65, sh.shrinkSchedule, false},
+		{"operations again", 0.90, ops, true},
+		{"schedule", 1, sh.shrinkSchedule, false},
 	}
 	sh.limit = opt.MaxAttempts
 	for round := 0; ; round++ {
@@ -297,6 +304,10 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 			if statsOf(sh.res).bare() {
 				sh.progress("done: %s is as small as a reader counts (at most one operation, no fault, no preemption); the passes left could only make its draws smaller", statsOf(sh.res))
 				break
+			}
+			if p.towardOps && statsOf(sh.res).Operations <= 1 {
+				sh.progress("skip: the %s pass: %s has at most one operation, none left for it to make droppable", p.name, statsOf(sh.res))
+				continue
 			}
 			sh.pass, sh.passEnd = p.name, from+max(int(p.share*float64(sh.limit-from)), 1)
 			p.run()

@@ -398,3 +398,32 @@ func TestABareRunEndsTheShrink(t *testing.T) {
 		assert.NotContains(t, l, "smallest draws", "no draw was shrunk after the run was bare")
 	}
 }
+
+// faultyWorld fails when its one fault site is kept, whatever the schedule
+// and the draws; it draws a hundred values and runs no operation.
+func faultyWorld(s *sim.Sim) {
+	sum := 0
+	for range 100 {
+		sum += s.Rand().IntN(1000)
+	}
+	if s.Keep(sim.KeepFault) {
+		s.Failf("a fault was injected (draws summed to %d)", sum)
+	}
+}
+
+// A run with at most one operation skips the passes that work toward fewer
+// operations (the draws, the operations again): with a fault left it is not
+// bare, but no draw could make an operation droppable.
+func TestARunWithoutOperationsSkipsTheDrawsPasses(t *testing.T) {
+	cfg, failure := firstFailing(t, faultyWorld)
+	var lines []string
+	out, err := shrink.Shrink(runner(faultyWorld), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), out.After.Operations)
+	assert.Equal(t, int64(1), out.After.Faults, "the fault is the failure")
+	text := strings.Join(lines, "\n")
+	assert.Contains(t, text, "skip: the draws pass")
+	assert.Contains(t, text, "skip: the operations again pass")
+	assert.NotContains(t, text, "smallest draws", "no draw was shrunk")
+	assert.Less(t, out.Attempts, 10, "the fault pass and the final replay: %s", text)
+}
