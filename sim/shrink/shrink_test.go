@@ -427,3 +427,51 @@ func TestARunWithoutOperationsSkipsTheDrawsPasses(t *testing.T) {
 	assert.NotContains(t, text, "smallest draws", "no draw was shrunk")
 	assert.Less(t, out.Attempts, 10, "the fault pass and the final replay: %s", text)
 }
+
+// fewYields is faultyWorld with two tasks that yield three times each: a
+// random walk preempts them once or twice, and the failure needs none of it.
+func fewYields(s *sim.Sim) {
+	wg := s.NewWaitGroup("tasks")
+	wg.Add(2)
+	for i := range 2 {
+		s.Go(fmt.Sprintf("task%d", i), func() {
+			defer wg.Done()
+			for range 3 {
+				s.Yield()
+			}
+		})
+	}
+	_ = wg.Wait(context.Background())
+	if s.Keep(sim.KeepFault) {
+		s.Failf("a fault was injected")
+	}
+}
+
+// With two preemptions or fewer the schedule pass undoes each, without
+// first cutting the decision list by halves (log2 of the decisions in
+// re-runs: a dozen for MS-8's heavy runs of 3,049 steps, to undo one).
+func TestAFewPreemptionsAreUndoneWithoutTheCut(t *testing.T) {
+	for _, want := range []int{1, 2} {
+		var cfg sim.Config
+		var failure string
+		for seed := uint64(1); seed < 500 && failure == ""; seed++ {
+			c := sim.Config{Seed: seed}
+			if r := sim.Run(c, fewYields); r.Err != nil && r.Preemptions == int64(want) {
+				cfg, failure = c, r.Err.Error()
+			}
+		}
+		require.NotEmpty(t, failure, "no seed preempted the fixture %d times", want)
+		var lines []string
+		out, err := shrink.Shrink(runner(fewYields), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+		require.NoError(t, err)
+		text := strings.Join(lines, "\n")
+		require.Equal(t, int64(want), out.Before.Preemptions, text)
+		assert.Equal(t, int64(0), out.After.Preemptions, text)
+		assert.Contains(t, text, "schedule: no preemption at", "the preemptions were undone")
+		assert.NotContains(t, text, "followed the first", "no cut of the decision list")
+		// The faults pass (3), one undo per preemption, one more try of
+		// the second schedule pass, the final replay: 6 and 7 (the cut
+		// made them 14 and 15).
+		assert.LessOrEqual(t, out.Attempts, 5+want, "%d preemptions: %s", want, text)
+	}
+}
