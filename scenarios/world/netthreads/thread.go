@@ -351,19 +351,21 @@ func (th *Thread) sameErr(op string, i int, err, rerr error) {
 // its live deadline no later than the real one (TW-1), it is scheduled
 // exactly when it has a live deadline (TW-6), and, when compare is set, its
 // deadlines equal the reference's (TW-2). A connection the reference just
-// evicted must be closed and out of the wheel (TW-10).
-func (th *Thread) checkConn(i int, op string, compare bool) {
+// evicted must be closed and out of the wheel (TW-10). It reports whether
+// the connection has a live deadline (open, with a deadline set).
+func (th *Thread) checkConn(i int, op string, compare bool) (live bool) {
 	th.w.stats.ConnChecks++
 	c, r := th.conns[i], th.refs[i]
 	at, held := c.WheelDeadline()
 	real := c.Deadline()
+	closed := c.Closed()
 	switch {
-	case op == "eviction" && (!c.Closed() || held):
+	case op == "eviction" && (!closed || held):
 		th.w.violate("TW-10", "thread %d conn %d: evicted from the full queue at %v but closed=%v and still in the wheel=%v (deadline %v): it would fire again",
 			th.Index, c.ID(), th.w.now(), c.Closed(), held, since(real))
-	case c.Closed() && held:
+	case closed && held:
 		th.w.violate("TW-6", "thread %d conn %d: still in the wheel (at %v) after %s closed it", th.Index, c.ID(), at.Sub(epoch), op)
-	case c.Closed():
+	case closed:
 	case real.IsZero() && held:
 		th.w.violate("TW-6", "thread %d conn %d: no deadline but still in the wheel (at %v) after %s", th.Index, c.ID(), at.Sub(epoch), op)
 	case !real.IsZero() && !held:
@@ -380,6 +382,7 @@ func (th *Thread) checkConn(i int, op string, compare bool) {
 		th.w.violate("TW-2", "thread %d conn %d after %s at %v: wheel cop deadlines inactivity %v active %v, full scan %v and %v",
 			th.Index, c.ID(), op, th.w.now(), since(c.InactivityDeadline()), since(c.ActiveDeadline()), since(r.InactivityDeadline()), since(r.ActiveDeadline()))
 	}
+	return !closed && !real.IsZero()
 }
 
 // checkAll checks every connection and the wheel's size (TW-1, TW-6). It
@@ -390,8 +393,7 @@ func (th *Thread) checkAll(why string) {
 		th.w.stats.FullChecks++
 		live := 0
 		for i := range th.conns {
-			th.checkConn(i, why, false)
-			if !th.conns[i].Closed() && !th.conns[i].Deadline().IsZero() {
+			if th.checkConn(i, why, false) {
 				live++
 			}
 		}
