@@ -87,11 +87,14 @@ func TestSlurmSweepEqualsUnsharded(t *testing.T) {
 		t.Fatalf("the sweep wrote no merged audit (sweep.sh exit status %d): %v", sweepRC, err)
 	}
 
-	// 2. The same audit unsharded, with the binary the sweep built.
+	// 2. The same audit unsharded, with the binary the sweep built, and two
+	// go test processes at once where each shard ran one (J=1): the claim
+	// packages' records are joined in their order whatever order the
+	// processes end in, so this compares a parallel run with sequential ones.
 	bin := filepath.Join(sweepDir, "bin", "audit")
 	fullOut, fullRC := runLogged(t, "unsharded audit", command(t, root, bin,
 		"-seeds", fmt.Sprint(testSeeds), "-mutant-seeds", fmt.Sprint(testMutantSeeds), "-run", testRun,
-		"-mutants=true", "-j", "1", "-only", testMutant, "-out", full))
+		"-mutants=true", "-j", "2", "-only", testMutant, "-out", full))
 	if _, err := os.Stat(filepath.Join(full, "audit.json")); err != nil {
 		t.Fatalf("the unsharded audit wrote no audit.json (exit status %d): %v\n%s", fullRC, err, fullOut)
 	}

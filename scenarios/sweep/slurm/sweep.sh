@@ -28,7 +28,8 @@
 #   RUN            -run pattern of the claim checks               (default ^Test)
 #   MUTANTS        true or false: run the mutants                 (default true)
 #   ONLY           comma-separated mutant IDs (default: all)
-#   J              mutants built and run at once within a task   (default: CPUS_PER_TASK)
+#   J              go test processes at once within a task (claim
+#                  packages, then mutants: the audit's -j)     (default: CPUS_PER_TASK)
 #   AUDIT_ARGS     further audit flags for every shard, e.g. "-timeout 1h"
 #   OUT            where the merged audit.json and AUDIT.md go    (default out)
 #   SWEEP_DIR      shared directory for the binary, the batch script, the
