@@ -112,6 +112,11 @@ type Keeps struct {
 	OperationKeys []KeepKey
 	FaultKeys     []KeepKey
 	ChoiceKeys    []KeepKey
+	// Beyond, in a keyed replay, answers true the Keep calls that lie past
+	// the recorded run's Horizon (it had ended before them) instead of
+	// false: the run goes on as the seed would have. nil: false, as for
+	// every other unlisted call.
+	Beyond *Horizon
 }
 
 func (k *Keeps) list(what Keepable) []bool {
@@ -319,6 +324,9 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) 
 		l := w.keeps.list(what)
 		if w.keyed {
 			keep = pos != noPos && pos < len(l) && l[pos]
+			if pos == noPos && w.keeps.Beyond != nil {
+				keep = w.keeps.Beyond.past(what, key)
+			}
 		} else {
 			keep = i < len(l) && l[i]
 		}
@@ -520,6 +528,9 @@ func (s *Sim) KeepsLeft(what Keepable) bool {
 	if !w.keyed || w.ix == nil || w.ix[what].sparse != nil {
 		return true // a key the dense slices do not hold: do not guess
 	}
+	if w.keeps.Beyond != nil {
+		return true // the task's calls past the recorded run's end are kept
+	}
 	inside := s.insideMain
 	if t := s.current; t != nil {
 		inside = t.inside
@@ -551,7 +562,7 @@ type Kept struct {
 // dropped (by ordinal), for tests and shrinkers.
 func (k Keeps) Without(what Keepable, ordinals ...int) Keeps {
 	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: append([]bool(nil), k.Faults...),
-		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys}
+		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys, Beyond: k.Beyond}
 	l := out.list(what)
 	for _, i := range ordinals {
 		if i >= 0 && i < len(l) {
@@ -564,7 +575,7 @@ func (k Keeps) Without(what Keepable, ordinals ...int) Keeps {
 // NoFaults returns a copy of k with every fault dropped.
 func (k Keeps) NoFaults() Keeps {
 	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: make([]bool, len(k.Faults)),
-		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys}
+		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys, Beyond: k.Beyond}
 	return out
 }
 

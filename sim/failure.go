@@ -166,6 +166,9 @@ type Result struct {
 	ChoiceKeys []KeepKey // each choice's task and ordinal among its draws (KeepKey)
 	KeepSites  []KeepSite
 	ChoicesCut bool
+	// Horizon is how far the run got in each task's Keep calls, when
+	// Config.RecordChoices (a control run replays it with Keeps.Beyond).
+	Horizon *Horizon
 	// Record is the full record when Config.Record.
 	Record *Record
 
@@ -211,6 +214,7 @@ func (s *Sim) result() Result {
 	}
 	if s.cfg.RecordChoices {
 		r.Choices, r.ChoiceKeys, r.KeepSites, r.ChoicesCut = s.worldSrc.rec, s.worldSrc.recKeys, s.worldSrc.sites, s.worldSrc.cut
+		r.Horizon = s.worldSrc.horizon()
 		if r.ChoiceKeys == nil {
 			r.ChoiceKeys = []KeepKey{}
 		}
