@@ -31,7 +31,7 @@ var errOffline = errors.New("ms8: the database is offline while the cache is pro
 // (0 for a retained one).
 func retained(w *pods.World, pod *pods.Pod, users []authz.ID, ch authz.ID) (int, error) {
 	restore, err := w.Override(func(st simdb.Statement) (simdb.Fault, bool) {
-		return simdb.Fault{Err: errOffline}, true
+		return simdb.Fault{Err: errOffline, Required: true}, true
 	})
 	if err != nil {
 		return 0, err
@@ -173,7 +173,7 @@ func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 				// Most recent first; a retained entry of this kind costs no
 				// load (a marker costs its point check, which fails offline).
 				n := 0
-				restore, err := w.Override(func(simdb.Statement) (simdb.Fault, bool) { return simdb.Fault{Err: errOffline}, true })
+				restore, err := w.Override(func(simdb.Statement) (simdb.Fault, bool) { return simdb.Fault{Err: errOffline, Required: true}, true })
 				if err != nil {
 					return smp, err
 				}

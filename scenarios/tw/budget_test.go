@@ -252,9 +252,11 @@ func scriptedBursts(s *sim.Sim) (claims.Sample, error) {
 		n      int
 	}
 	var want []burst
+	var burstOf []int // by script connection: its burst in want, -1 for an idle neighbour
 	for th := range threads {
 		for range 500 { // idle neighbours
 			conns = append(conns, netthreads.ScriptConn{Thread: th, Ops: []checks.CopOp{{At: 500 * time.Millisecond, Kind: checks.OpSetInactivity, D: time.Hour}}})
+			burstOf = append(burstOf, -1)
 		}
 		k := int64(2)
 		for range 1 + rnd.IntN(3) {
@@ -274,6 +276,7 @@ func scriptedBursts(s *sim.Sim) (claims.Sample, error) {
 			}
 			for range n {
 				conns = append(conns, netthreads.ScriptConn{Thread: th, Ops: []checks.CopOp{{At: set, Kind: kind, D: deadline - set}}})
+				burstOf = append(burstOf, len(want))
 			}
 			want = append(want, burst{thread: th, pass: time.Duration(k) * tick, n: n})
 		}
@@ -283,6 +286,16 @@ func scriptedBursts(s *sim.Sim) (claims.Sample, error) {
 	if err != nil {
 		return smp, err
 	}
+	// Each burst is as large as the script ran it (less the connections a
+	// shrinker dropped).
+	for i := range want {
+		want[i].n = 0
+	}
+	for i, c := range res[0].Applied {
+		if b := burstOf[i]; b >= 0 && len(c.Ops) > 0 {
+			want[b].n++
+		}
+	}
 	wantAt := make([]map[time.Duration]int, threads)
 	wantExhausted := make([]int64, threads)
 	wantVisited := make([]int64, threads)
@@ -290,6 +303,9 @@ func scriptedBursts(s *sim.Sim) (claims.Sample, error) {
 		wantAt[th] = map[time.Duration]int{}
 	}
 	for _, bu := range want {
+		if bu.n == 0 {
+			continue
+		}
 		conts := (bu.n + b - 1) / b
 		for i := range conts {
 			wantAt[bu.thread][bu.pass+time.Duration(i)*cont] = min(b, bu.n-i*b)

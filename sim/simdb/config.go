@@ -34,6 +34,13 @@ type Fault struct {
 	// can make one load slow enough to straddle a write (OC-2, MS-2).
 	Latency time.Duration
 	Fixed   bool
+	// Required marks the fault as the scenario's premise rather than an
+	// injected fault: a probe that takes the database offline to see what
+	// a cache answers without it. A shrinker may drop an injected fault
+	// (sim.Keep(sim.KeepFault)); it may not drop a premise, whose absence
+	// would make the check report a failure of the edit, not of the code.
+	// It applies to Err and to a Fixed latency.
+	Required bool
 	// AfterSnapshot, if set, runs right after a read's snapshot is taken
 	// (or a write has committed), before the statement's latency: the
 	// first moment the world may act on the snapshot, at the same virtual

@@ -192,7 +192,8 @@ func (db *DB[S]) RowsOf(name string) int64 {
 //
 // Every fault it decides is optional (sim.Keep(sim.KeepFault), asked once
 // the draws are made): a latency the Hook fixes, else a slow-tail latency,
-// then an error, the Hook's, else the random one. A dropped one takes the
+// then an error, the Hook's, else the random one; but the Hook's Required
+// ones, the scenario's premise, are always applied. A dropped one takes the
 // fault-free path (the base latency, no error), which draws nothing more,
 // so that the rest of an edited run's choices stay where they were.
 func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, func(), error) {
@@ -209,8 +210,10 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 		err = &TransientError{Statement: st.Name, Write: st.Write, Conn: st.Conn, At: st.At}
 	}
 	fixed, fixedLat := false, time.Duration(0)
+	required, hookErr := false, false // the Hook's fault is the scenario's premise (Fault.Required); it set the error
 	if db.cfg.Hook != nil {
 		f := db.cfg.Hook(st)
+		required = f.Required
 		if f.Fixed {
 			if f.Latency < 0 {
 				s.Failf("simdb: Hook gave statement %q a negative latency %v", st.Name, f.Latency)
@@ -218,14 +221,14 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 			fixed, fixedLat = true, f.Latency
 		}
 		if f.Err != nil {
-			err = f.Err
+			err, hookErr = f.Err, true
 			source = SourceHook
 		}
 		after = f.AfterSnapshot
 	}
 	switch {
 	case fixed:
-		if s.Keep(sim.KeepFault) {
+		if required || s.Keep(sim.KeepFault) {
 			lat = fixedLat
 			if s.Recording() {
 				s.Injected("%s: the hook fixes its latency at %v", describe(st), lat)
@@ -241,7 +244,7 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 		}
 	}
 	if err != nil {
-		if !s.Keep(sim.KeepFault) {
+		if !(required && hookErr) && !s.Keep(sim.KeepFault) {
 			return lat, after, nil
 		}
 		db.m.injected.With(source).Inc()

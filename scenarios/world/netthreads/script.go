@@ -42,6 +42,13 @@ type ThreadResult struct {
 	// Metrics is the cop's registry snapshot at the end, under the names
 	// it registered its counters with.
 	Metrics map[string]int64
+	// Applied is the script as it ran, the same slice in every thread's
+	// result: every connection (by script index) with the operations
+	// applied to it, in order, less the ones a shrinker dropped
+	// (sim.Keep). A check predicts from it, not from the script it wrote:
+	// a prediction that expects a dropped operation fails on any code, and
+	// such a failure is the edit's, not the code's.
+	Applied []ScriptConn
 }
 
 // Probe is a thread's metrics at one instant of a scripted run.
@@ -68,10 +75,11 @@ type Script struct {
 	Probes  []time.Duration
 	OnProbe func(thread int, p Probe) error
 	// Inspect, if set, runs at each probe instant with the thread's cop,
-	// under its lock, and the cops' connections by script index (every
-	// thread's; nil before it opened): an inspection of the state from
-	// outside the cop's own counters. An error ends the run.
-	Inspect func(thread int, at time.Duration, cop *inactivitycop.Cop, conns []*inactivitycop.Conn) error
+	// under its lock, the cops' connections by script index (every
+	// thread's; nil before it opened) and the script applied so far (as
+	// ThreadResult.Applied): an inspection of the state from outside the
+	// cop's own counters. An error ends the run.
+	Inspect func(thread int, at time.Duration, cop *inactivitycop.Cop, conns []*inactivitycop.Conn, applied []ScriptConn) error
 }
 
 // Run runs the script under s and returns each thread's results.
@@ -109,6 +117,10 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.conn, b.conn)) })
 
 	res := make([]ThreadResult, threads)
+	applied := make([]ScriptConn, len(conns))
+	for i, c := range conns {
+		applied[i].Thread = c.Thread
+	}
 	hs := make([]*inactivitycop.Handler, threads)
 	refs := make([]*model.FullScan, threads)
 	wc := make([]*inactivitycop.Conn, len(conns))
@@ -165,7 +177,7 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 							opErr = sc.OnProbe(t, p)
 						}
 						if sc.Inspect != nil && opErr == nil {
-							opErr = sc.Inspect(t, at, c, wc)
+							opErr = sc.Inspect(t, at, c, wc, applied)
 						}
 						continue
 					}
@@ -182,6 +194,7 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 					} else {
 						s.OpBegin("")
 					}
+					applied[st.conn].Ops = append(applied[st.conn].Ops, st.op)
 					err := applyOp(c, refs[t], &wc[st.conn], &rc[st.conn], st.op, now)
 					if op != sim.NoEvent {
 						if err != nil {
@@ -215,6 +228,7 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 		var reg stats.Registry
 		m.Register(&reg)
 		r.Metrics = reg.Snapshot()
+		r.Applied = applied
 	}
 	return res, opErr
 }

@@ -97,3 +97,44 @@ func TestScriptRejects(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+// Applied is the script as it ran: an operation a shrinker drops is not in
+// it, and the cop behaves as the prediction from Applied says, so a check
+// that predicts from it fails only for the code's sake.
+func TestAppliedLeavesOutTheDroppedOperations(t *testing.T) {
+	cop := inactivitycop.DefaultConfig()
+	cop.Buckets = 8
+	conns := []ScriptConn{
+		{Thread: 0, Ops: []checks.CopOp{{At: ms(500), Kind: checks.OpSetInactivity, D: ms(5500)}, {At: ms(3500), Kind: checks.OpActivity}}},
+		{Thread: 0, Ops: []checks.CopOp{{At: ms(1500), Kind: checks.OpSetInactivity, D: ms(2000)}}},
+	}
+	end := 12*time.Second + ms(500)
+	var res []ThreadResult
+	body := func(s *sim.Sim) {
+		var err error
+		res, err = Script{Cop: cop, Threads: 1, Conns: conns, End: end}.Run(s)
+		if err != nil {
+			s.Failf("%v", err)
+		}
+	}
+	cfg := twSim
+	cfg.Seed, cfg.RecordChoices = 1, true
+	rec := sim.Run(cfg, body)
+	require.NoError(t, rec.Err)
+	assert.Equal(t, conns, res[0].Applied, "nothing dropped: the script as written")
+
+	// The activity (the third operation, in time order) dropped.
+	cfg.RecordChoices, cfg.ReplayChoices, cfg.Choices, cfg.Keeps = false, true, rec.Choices, sim.KeepsOfRun(rec).Without(sim.KeepOperation, 2)
+	r := sim.Run(cfg, body)
+	require.NoError(t, r.Err)
+	applied := res[0].Applied
+	assert.Equal(t, []checks.CopOp{conns[0].Ops[0]}, applied[0].Ops, "the activity is not in the script as it ran")
+	assert.Equal(t, conns[1].Ops, applied[1].Ops)
+	var visits int
+	for _, c := range applied {
+		p, err := checks.PredictCop(8, time.Second, c.Ops, end)
+		require.NoError(t, err)
+		visits += p.Visits
+	}
+	assert.Equal(t, int64(visits), res[0].Visited, "the cop visits as the applied script predicts")
+}
