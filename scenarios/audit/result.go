@@ -53,6 +53,10 @@ type MutantResult struct {
 	// Shrunk is the minimal counterexample of the first failing seed, when
 	// the audit shrinks (Runner.ShrinkAttempts).
 	Shrunk *simtest.ShrinkSummary `json:"shrunk,omitempty"`
+	// Schema says the mutant ran on its family's schema build, where it
+	// can be switched off (faultswitch): its counterexample must then pass
+	// without it (Shrunk.Controlled).
+	Schema bool `json:"schema,omitempty"`
 }
 
 // ProofResult is one bounded-exhaustive check: every schedule of a small
@@ -334,6 +338,11 @@ func Judge(r *Report) {
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: %s", m.ID, m.Error))
 		case !m.Caught:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s mutant %s (%s) survived %d seeds: %s", m.Kind, m.ID, strings.Join(m.Claims, ", "), m.SeedBudget, m.What))
+		case m.Shrunk == nil:
+		case m.Shrunk.ControlFailed:
+			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its first failing seed (%s) fails without the mutant too, on the code the claim phase passed: %s", m.ID, m.Shrunk.Test, m.Shrunk.ShrinkFail))
+		case m.Schema && m.Shrunk.ShrinkFail == "" && !m.Shrunk.Controlled:
+			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s ran on a schema build, but its shrunk counterexample (%s) was not checked against the code without it: is the mutant switch registered (faultswitch)?", m.ID, m.Shrunk.Test))
 		}
 	}
 }

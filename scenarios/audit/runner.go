@@ -494,6 +494,7 @@ func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, para
 			var res MutantResult
 			if bin, ok := binaries[m.Pkg]; ok && inSchema[m.ID] {
 				res = r.runSchemaMutant(ctx, m, seeds, bin)
+				res.Schema = true
 			} else {
 				res = r.RunMutant(ctx, m, seeds)
 			}

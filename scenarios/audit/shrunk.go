@@ -62,6 +62,14 @@ type ShrinkStats struct {
 	// aggregate verdict, a proof or a test outside the seed harness, or a
 	// shrink that did not leave its summary.
 	Unshrunk []string
+	// Controlled counts the shrunk counterexamples checked against the
+	// code without their mutant (faultswitch: each passes there, and so
+	// did every smaller run kept on the way); Refused sums the smaller
+	// failing runs refused because that code failed them too; Uncontrolled
+	// names the shrunk ones that could not be checked (a mutant with a
+	// build of its own cannot be switched off).
+	Controlled, Refused int
+	Uncontrolled        []string
 }
 
 // Shrinks computes ShrinkStats over the mutants.
@@ -83,6 +91,12 @@ func Shrinks(ms []MutantResult) ShrinkStats {
 		}
 		st.Shrunk++
 		walls = append(walls, s.WallMs)
+		if s.Controlled {
+			st.Controlled++
+			st.Refused += s.Refused
+		} else {
+			st.Uncontrolled = append(st.Uncontrolled, m.ID)
+		}
 		if s.After.Operations <= GoalOperations && s.After.Preemptions <= GoalPreemptions {
 			st.MetGoal++
 		} else {
@@ -121,6 +135,11 @@ func counterexampleLine(m MutantResult, dir string) string {
 	if s.Stopped != "" {
 		line += " (stopped early: " + mdCell(s.Stopped) + ")"
 	}
+	if s.Controlled {
+		line += "; passes without the mutant"
+	} else {
+		line += "; not checked without the mutant"
+	}
 	if s.Timeline != "" {
 		line += fmt.Sprintf("; [timeline](%s)", rel(dir, s.Timeline))
 	}
@@ -141,6 +160,12 @@ func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
 	}
 	fmt.Fprintf(b, "\n## Counterexamples\n\nEach caught mutant's first failing seed, shrunk (`-sim.shrink`) to fewer operations, faults and preemptions while it fails the same way. %d shrunk, %d of them to at most %d operations and %d preemptions; %d could not be shrunk; %d caught mutants have no shrunk seed; median shrink time %v.\n\n",
 		st.Shrunk, st.MetGoal, GoalOperations, GoalPreemptions, st.Failed, len(st.Unshrunk), st.Median)
+	fmt.Fprintf(b, "%d of the %d pass on the code without their mutant: each smaller run was kept only if that code passed it too (%d smaller failing runs were refused: the code without the mutant failed them as well, so they showed the edit, not the mutant).",
+		st.Controlled, st.Shrunk, st.Refused)
+	if len(st.Uncontrolled) > 0 {
+		fmt.Fprintf(b, " Not checked that way (a build of its own, where the mutant cannot be switched off): %s.", strings.Join(st.Uncontrolled, ", "))
+	}
+	b.WriteString("\n\n")
 	if len(st.Missed) > 0 {
 		b.WriteString("Larger than that, or not shrunk:\n\n")
 		for _, m := range st.Missed {
@@ -155,7 +180,7 @@ func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| mutant | operations | faults | preemptions | steps | pages | replay |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| mutant | operations | faults | preemptions | steps | passes without the mutant | pages | replay |\n|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.Mutants {
 		s := m.Shrunk
 		if s == nil || s.ShrinkFail != "" {
@@ -166,8 +191,12 @@ func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
 			pages = fmt.Sprintf("[timeline](%s) ", rel(dir, s.Timeline))
 		}
 		pages += fmt.Sprintf("[table](%s)", rel(dir, s.Table))
-		fmt.Fprintf(b, "| `%s` | %d ← %d | %d ← %d | %d ← %d | %d ← %d | %s | `%s` |\n", m.ID,
+		control := "not checked"
+		if s.Controlled {
+			control = "yes"
+		}
+		fmt.Fprintf(b, "| `%s` | %d ← %d | %d ← %d | %d ← %d | %d ← %d | %s | %s | `%s` |\n", m.ID,
 			s.After.Operations, s.Before.Operations, s.After.Faults, s.Before.Faults,
-			s.After.Preemptions, s.Before.Preemptions, s.After.Steps, s.Before.Steps, pages, s.Command)
+			s.After.Preemptions, s.Before.Preemptions, s.After.Steps, s.Before.Steps, control, pages, s.Command)
 	}
 }

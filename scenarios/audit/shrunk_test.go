@@ -61,3 +61,44 @@ func TestReadShrunkPrefersTheCatchingTest(t *testing.T) {
 	assert.Equal(t, "TestB/seed=x", got.Test)
 	assert.Nil(t, readShrunk(filepath.Join(dir, "absent"), ""))
 }
+
+// A counterexample checked against the code without its mutant says so in
+// the stats and AUDIT.md; one of a mutant with a build of its own is named
+// as not checked.
+func TestCounterexamplesSayWhetherTheyPassWithoutTheMutant(t *testing.T) {
+	dir := t.TempDir()
+	ms := []MutantResult{
+		{ID: "checked", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestA/seed=0x1", Controlled: true, Refused: 7, After: shrink.Stats{Operations: 2}}},
+		{ID: "own-build", Caught: true, Shrunk: &simtest.ShrinkSummary{Test: "TestB/seed=0x2", After: shrink.Stats{Operations: 1}}},
+	}
+	st := Shrinks(ms)
+	assert.Equal(t, 1, st.Controlled)
+	assert.Equal(t, 7, st.Refused)
+	assert.Equal(t, []string{"own-build"}, st.Uncontrolled)
+	require.NoError(t, WriteFiles(dir, &Report{Mutants: ms}))
+	md, err := os.ReadFile(filepath.Join(dir, "AUDIT.md"))
+	require.NoError(t, err)
+	text := string(md)
+	assert.Contains(t, text, "1 of the 2 pass on the code without their mutant")
+	assert.Contains(t, text, "7 smaller failing runs were refused")
+	assert.Contains(t, text, "Not checked that way (a build of its own, where the mutant cannot be switched off): own-build.")
+	assert.Contains(t, text, "| `checked` | 2 ← 0 | 0 ← 0 | 0 ← 0 | 0 ← 0 | yes |")
+	assert.Contains(t, text, "| `own-build` | 1 ← 0 | 0 ← 0 | 0 ← 0 | 0 ← 0 | not checked |")
+}
+
+// A schema-built mutant's counterexample must have been checked without
+// the mutant, and a first failing seed that fails without it too is a
+// defect of the check: both are problems.
+func TestUncheckedOrFailingControlsAreProblems(t *testing.T) {
+	r := &Report{Mutants: []MutantResult{
+		{ID: "ok", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestA/seed=0x1", Controlled: true}},
+		{ID: "own-build", Kind: "catalogue", Caught: true, Shrunk: &simtest.ShrinkSummary{Test: "TestB/seed=0x2"}},
+		{ID: "unswitched", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestC/seed=0x3"}},
+		{ID: "check-fails-anyway", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestD/seed=0x4",
+			ShrinkFail: "the run fails without the fault under test too (failed with check: X-1: ...)", ControlFailed: true}},
+	}}
+	Judge(r)
+	require.Len(t, r.Problems, 2, "%q", r.Problems)
+	assert.Contains(t, r.Problems[0], "mutant unswitched ran on a schema build, but its shrunk counterexample (TestC/seed=0x3) was not checked")
+	assert.Contains(t, r.Problems[1], "mutant check-fails-anyway: its first failing seed (TestD/seed=0x4) fails without the mutant too")
+}

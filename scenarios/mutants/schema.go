@@ -118,13 +118,16 @@ func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
+	fs, err := faultSwitchImport(root)
+	if err != nil {
+		return sc, err
+	}
 	for i, d := range dirs {
 		dst, err := filepath.Abs(filepath.Join(src, fmt.Sprintf("switch_%03d.go", i)))
 		if err != nil {
 			return sc, err
 		}
-		body := fmt.Sprintf("package %s\n\nimport \"os\"\n\n// wtMutant selects the mutant a schema build runs (windtunnel mutant schemata).\nvar wtMutant = os.Getenv(%q)\n", pkgDirs[d], MutantEnv)
-		if err := os.WriteFile(dst, []byte(body), 0o644); err != nil {
+		if err := os.WriteFile(dst, []byte(switchFile(pkgDirs[d], fs)), 0o644); err != nil {
 			return sc, err
 		}
 		replace[filepath.Join(d, "zz_windtunnel_mutant_switch.go")] = dst
@@ -135,6 +138,60 @@ func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
 	}
 	sc.Overlay = filepath.Join(dir, "schema-overlay.json")
 	return sc, os.WriteFile(sc.Overlay, js, 0o644)
+}
+
+// switchFile is the source of a mutated package's switch: wtMutant, read
+// from MutantEnv, and, when the module has the faultswitch package (its
+// import path fs), the switch registered there, so that a shrinker in the
+// test binary can run the code without the mutant (a counterexample must
+// pass there).
+func switchFile(pkg, fs string) string {
+	if fs == "" {
+		return fmt.Sprintf("package %s\n\nimport \"os\"\n\n// wtMutant selects the mutant a schema build runs (windtunnel mutant schemata).\nvar wtMutant = os.Getenv(%q)\n", pkg, MutantEnv)
+	}
+	return fmt.Sprintf(`package %s
+
+import (
+	"os"
+
+	wtfaultswitch %q
+)
+
+// wtMutant selects the mutant a schema build runs (windtunnel mutant schemata).
+var wtMutant = os.Getenv(%q)
+
+// The selected mutant can be switched off, for a shrinker's control runs.
+func init() {
+	if m := wtMutant; m != "" {
+		wtfaultswitch.Register(func(on bool) {
+			if on {
+				wtMutant = m
+			} else {
+				wtMutant = ""
+			}
+		})
+	}
+}
+`, pkg, fs, MutantEnv)
+}
+
+// faultSwitchImport is the import path of root's faultswitch package
+// (sim/faultswitch under the module root), or "" when root has none (a
+// scratch module of the tests).
+func faultSwitchImport(root string) (string, error) {
+	if _, err := os.Stat(filepath.Join(root, "sim", "faultswitch", "faultswitch.go")); err != nil {
+		return "", nil
+	}
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`) + "/sim/faultswitch", nil
+		}
+	}
+	return "", fmt.Errorf("%s: no module line", filepath.Join(root, "go.mod"))
 }
 
 // edit is a text insertion or replacement at an offset of the original.

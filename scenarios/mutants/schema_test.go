@@ -85,3 +85,53 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"dr-chunk-size-2048", "tol-dr-6-chunk-points-widened", "tol-dr-10-copied-per-key-widened", "tol-tw-2-tick-widened"}, sep)
 }
+
+// A schema build registers its selected mutant with the module's
+// faultswitch package, so a shrinker in the test binary can run the code
+// without it; with no mutant selected nothing is registered. The scratch
+// module carries a copy of the real faultswitch package.
+func TestTheSchemaSwitchCanBeTurnedOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a scratch module")
+	}
+	root := t.TempDir()
+	fs, err := os.ReadFile(filepath.Join("..", "..", "sim", "faultswitch", "faultswitch.go"))
+	require.NoError(t, err)
+	files := map[string]string{
+		"go.mod":                         "module m\n\ngo 1.26\n",
+		"sim/faultswitch/faultswitch.go": string(fs),
+		"lim/lim.go":                     "package lim\n\n// F is 1.\nfunc F() int {\n\treturn 1\n}\n",
+		"fam/fam_test.go": `package fam
+
+import (
+	"fmt"
+	"testing"
+
+	"m/lim"
+	"m/sim/faultswitch"
+)
+
+func TestProbe(t *testing.T) {
+	off := 0
+	faultswitch.Without(func() { off = lim.F() })
+	fmt.Println("registered", faultswitch.Registered(), "on", lim.F(), "off", off)
+}
+`,
+	}
+	for name, body := range files { //windtunnel:unordered writes independent files
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(body), 0o644))
+	}
+	ms := []Mutant{{ID: "f-two", File: "lim/lim.go", Old: "return 1", New: "return 2", Pkg: "./fam", Tests: "TestProbe"}}
+	sc, err := BuildSchema(root, t.TempDir(), ms)
+	require.NoError(t, err)
+	require.True(t, sc.In["f-two"])
+	for id, want := range map[string]string{"f-two": "registered true on 2 off 1", "": "registered false on 1 off 1"} { //windtunnel:unordered one independent run per mutant
+		cmd := exec.Command("go", "test", "-count=1", "-overlay="+sc.Overlay, "-run", "TestProbe", "-v", "./fam")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), MutantEnv+"="+id)
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		assert.Contains(t, string(b), want, "mutant %q", id)
+	}
+}

@@ -29,6 +29,7 @@
 package shrink
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -63,6 +64,15 @@ type Options struct {
 	MoreAttempts int
 	// Progress, if set, receives a line per accepted step.
 	Progress func(line string)
+	// Control, if set, runs a config on the code without the fault under
+	// test (a mutant's unmutated code: faultswitch). A smaller run is then
+	// kept only if Control passes it too, with the same choices and Keep
+	// answers and the run's own decisions followed where they fit: a run
+	// that fails without the fault as well is a counterexample of the edit
+	// (a check still expecting an operation the edit dropped, a bound the
+	// shorter run no longer reaches), not of the fault. The starting run
+	// must pass it too. Each control run counts as a re-run.
+	Control Runner
 }
 
 // The goal a shrunk counterexample should meet (issue 13): at most this
@@ -136,9 +146,15 @@ type Outcome struct {
 	Signature string     // what every accepted run failed with
 
 	Before, After Stats
-	Attempts      int // re-runs made
+	Attempts      int // re-runs made, control runs included
 	Accepted      int // re-runs that shrank the run
-	Wall          time.Duration
+	// Controlled says the code without the fault passes the shrunk run
+	// (Options.Control was set); ControlRuns counts the control runs made,
+	// Refused the smaller failing runs refused because the code without
+	// the fault failed them too.
+	Controlled           bool
+	ControlRuns, Refused int
+	Wall                 time.Duration
 	// Stopped says why the shrink ended before trying every edit: "" when
 	// it did not, else the attempt or wall-time limit.
 	Stopped string
@@ -194,13 +210,18 @@ type shrinker struct {
 	start    time.Time
 	attempts int
 	accepted int
-	stopped  string
-	limit    int  // the attempt count the shrink stops at (MaxAttempts, then MoreAttempts more)
-	more     bool // the passes ran again (MoreAttempts)
-	fewerOps bool // accept only a run with fewer operations (probeDraws)
-	pass     string
-	passEnd  int      // the attempt count the current pass stops at
-	cut      []string // the passes that hit their share
+	controls int // control runs (Options.Control), counted in attempts too
+	refused  int // smaller failing runs the control failed as well
+	// controlFailure describes the last control run ("passed", or its
+	// failure).
+	controlFailure string
+	stopped        string
+	limit          int  // the attempt count the shrink stops at (MaxAttempts, then MoreAttempts more)
+	more           bool // the passes ran again (MoreAttempts)
+	fewerOps       bool // accept only a run with fewer operations (probeDraws)
+	pass           string
+	passEnd        int      // the attempt count the current pass stops at
+	cut            []string // the passes that hit their share
 
 	// The best run so far: its choices, Keep answers, decisions and result.
 	choices   []uint64
@@ -210,6 +231,11 @@ type shrinker struct {
 	failure   string
 	guided    bool // best came from a guided schedule
 }
+
+// ErrControlFails is the error of a shrink whose starting run fails on the
+// code without the fault under test too (Options.Control): the run is no
+// counterexample of the fault, and its check does not tell the two apart.
+var ErrControlFails = errors.New("the run fails without the fault under test too")
 
 // Shrink shrinks the failing run base, which failed with failure. base is
 // the run's config (its seed and settings); Shrink sets the choice and
@@ -238,6 +264,9 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	}
 	if res.ChoicesCut {
 		return Outcome{}, fmt.Errorf("the run drew more than %d world choices: too long to shrink (lower its size)", len(res.Choices))
+	}
+	if !sh.controlPasses(res) {
+		return Outcome{}, fmt.Errorf("%w (%s): its check does not tell the fault from the code without it", ErrControlFails, sh.controlFailure)
 	}
 	sh.adopt(res, got, false)
 	before := statsOf(res)
@@ -334,6 +363,7 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	}
 	out := Outcome{Choices: sh.choices, Keeps: sh.keeps, Decisions: sh.decisions, Result: fres, Failure: ffail, Signature: sh.sig,
 		Before: before, After: statsOf(fres), Attempts: sh.attempts, Accepted: sh.accepted,
+		Controlled: sh.opt.Control != nil, ControlRuns: sh.controls, Refused: sh.refused,
 		Wall: time.Since(sh.start), Stopped: sh.stopped}
 	sh.progress("done: %s in %d attempts (%d accepted), %v", out.After, out.Attempts, out.Accepted, out.Wall.Round(time.Millisecond))
 	return out, nil
@@ -427,10 +457,54 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 		// of the candidate, whatever its signature.
 		return false
 	}
+	if !sh.controlPasses(res) {
+		sh.refused++
+		return false
+	}
 	sh.adopt(res, got, guided)
 	sh.accepted++
 	sh.progress("%s: %s", what, statsOf(res))
 	return true
+}
+
+// controlPasses runs res once more on the code without the fault under
+// test (Options.Control), as the best run would be kept: its recorded
+// choices and Keep answers, its own decisions followed where they fit (the
+// code without the fault may take other steps). It reports whether that
+// code passes it, in either of two worlds, tried in turn:
+//
+//   - the run's own: every Keep call it did not ask answered false, as in
+//     the run itself, so the code without the fault meets exactly the
+//     world the fault failed in, and goes on with every later operation
+//     dropped (a run the size of the candidate);
+//   - the seed's past the run's end (Keeps.Beyond): a check of a whole run
+//     may fail once its later operations are dropped (a lookup it was
+//     built to make, never made), on any code; the code without the fault
+//     then goes on as the seed would have, for the price of a full run.
+//
+// Without a Control every run passes. A control run is made even when the
+// attempts have run out: the candidate it judges has run.
+func (sh *shrinker) controlPasses(res sim.Result) bool {
+	if sh.opt.Control == nil {
+		return true
+	}
+	keeps := sim.KeepsOfRun(res)
+	for _, beyond := range []*sim.Horizon{nil, res.Horizon} {
+		keeps.Beyond = beyond
+		cfg := sh.config(res.Choices, keeps, true, sim.Guided(res.Decisions))
+		cfg.RecordChoices, cfg.RecordDecisions = false, false
+		sh.controls++
+		sh.attempts++
+		_, got := sh.opt.Control(cfg)
+		sh.controlFailure = describe(got)
+		if got == "" {
+			return true
+		}
+		if beyond == nil && res.Horizon == nil {
+			break // not recorded: no horizon to go past
+		}
+	}
+	return false
 }
 
 func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {

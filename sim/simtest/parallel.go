@@ -39,6 +39,7 @@ type ahead struct {
 	next    int  // the next seed index to start
 	halt    bool // a failure was reported: start nothing more
 	active  bool
+	paused  bool // pause ended the runs ahead
 	// abandon[i] ends seed i's run early: set for the runs in flight after
 	// a failing seed (their reports will never be made), and for every run
 	// when the report stops (stop).
@@ -103,17 +104,36 @@ func (h *harness) runAhead() *ahead {
 	return a
 }
 
-// result waits for seed i's run (nil when nothing runs ahead).
+// result waits for seed i's run (nil when nothing runs ahead, or when the
+// runs ahead were paused before seed i's was finished or after it was
+// abandoned: its subtest then runs it).
 func (a *ahead) result(i int) *outcome {
-	if !a.active {
-		return nil
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.active {
+		if a.paused && a.done[i] && !a.results[i].res.Abandoned {
+			return a.results[i]
+		}
+		return nil
+	}
 	for !a.done[i] {
 		a.cond.Wait()
 	}
 	return a.results[i]
+}
+
+// pause stops the runs ahead and waits for them to end: a shrink's control
+// runs (faultswitch) switch the fault under test off for the whole binary,
+// which no other run may see. The finished runs are kept; every other seed
+// is run by its own subtest from then on.
+func (a *ahead) pause() {
+	if !a.active {
+		return
+	}
+	a.stop()
+	a.mu.Lock()
+	a.active, a.paused = false, true
+	a.mu.Unlock()
 }
 
 // stop ends the workers and waits for them.

@@ -2,6 +2,7 @@ package simtest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/faultswitch"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 )
 
@@ -17,21 +19,30 @@ import (
 // artifacts (shrunk/shrink.json), for the audit to link each counterexample
 // to its minimal reproduction.
 type ShrinkSummary struct {
-	Test       string       `json:"test"`
-	Seed       string       `json:"seed"`
-	Signature  string       `json:"signature"`
-	Failure    string       `json:"failure"`
-	Before     shrink.Stats `json:"before"`
-	After      shrink.Stats `json:"after"`
-	Attempts   int          `json:"attempts"`
-	Accepted   int          `json:"accepted"`
-	WallMs     int64        `json:"wall_ms"`
-	Stopped    string       `json:"stopped,omitempty"`
-	Replay     string       `json:"replay"`
-	Command    string       `json:"command"`
-	Table      string       `json:"table"`
-	Timeline   string       `json:"timeline,omitempty"`
-	ShrinkFail string       `json:"shrink_error,omitempty"`
+	Test      string       `json:"test"`
+	Seed      string       `json:"seed"`
+	Signature string       `json:"signature"`
+	Failure   string       `json:"failure"`
+	Before    shrink.Stats `json:"before"`
+	After     shrink.Stats `json:"after"`
+	Attempts  int          `json:"attempts"`
+	Accepted  int          `json:"accepted"`
+	// Controlled says the code without the fault under test (a schema
+	// build's mutant switched off: faultswitch) passes the shrunk run, and
+	// every smaller run was kept only if it passed it too; Refused counts
+	// the smaller failing runs refused because it failed them as well.
+	Controlled bool `json:"controlled"`
+	Refused    int  `json:"refused,omitempty"`
+	// ControlFailed says the shrink was not done because the seed's run
+	// fails without the fault under test too (shrink.ErrControlFails).
+	ControlFailed bool   `json:"control_failed,omitempty"`
+	WallMs        int64  `json:"wall_ms"`
+	Stopped       string `json:"stopped,omitempty"`
+	Replay        string `json:"replay"`
+	Command       string `json:"command"`
+	Table         string `json:"table"`
+	Timeline      string `json:"timeline,omitempty"`
+	ShrinkFail    string `json:"shrink_error,omitempty"`
 }
 
 // ShrinkFile is the name of the summary in a failing seed's artifact
@@ -47,7 +58,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	dir := filepath.Join(ArtifactDir(t), "shrunk")
 	sum := ShrinkSummary{Test: t.Name(), Seed: fmt.Sprintf("%#x", ps.seed)}
 	fail := func(err error) string {
-		sum.ShrinkFail = err.Error()
+		sum.ShrinkFail, sum.ControlFailed = err.Error(), errors.Is(err, shrink.ErrControlFails)
 		_ = writeSummary(dir, sum)
 		return fmt.Sprintf("\nshrink     not done: %v\n", err)
 	}
@@ -66,6 +77,18 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	} else {
 		t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs)", ps.seed, h.st.shrinkTries)
 	}
+	var control shrink.Runner
+	if faultswitch.Registered() {
+		// The binary carries a fault that can be switched off (a mutant of
+		// a schema build): a counterexample must pass without it.
+		if h.quiesce != nil {
+			h.quiesce()
+		}
+		control = func(cfg sim.Config) (res sim.Result, failure string) {
+			faultswitch.Without(func() { res, _, failure = h.runConfig(cfg) })
+			return res, failure
+		}
+	}
 	out, err := func() (out shrink.Outcome, err error) {
 		// A bug in the shrinker must not take the failure report with it:
 		// the seed's block above stands, the shrink says what went wrong.
@@ -83,6 +106,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 			MaxWall:      h.st.shrinkWall,
 			Strategy:     strategy,
 			Progress:     func(l string) { t.Log("windtunnel: " + l) },
+			Control:      control,
 		})
 	}()
 	if err != nil {
@@ -117,6 +141,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	sum.Signature, sum.Failure = out.Signature, firstLine(shrunkFailure)
 	sum.Before, sum.After = out.Before, out.After
 	sum.Attempts, sum.Accepted, sum.WallMs, sum.Stopped = out.Attempts, out.Accepted, out.Wall.Milliseconds(), out.Stopped
+	sum.Controlled, sum.Refused = out.Controlled, out.Refused
 	sum.Replay, sum.Command, sum.Table, sum.Timeline = replay, command, tablePath, page
 	if err := writeSummary(dir, sum); err != nil {
 		return fail(err)
@@ -128,6 +153,9 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 		fmt.Fprintf(&b, "; stopped early: %s", out.Stopped)
 	}
 	fmt.Fprintf(&b, "\n           still fails with %q:\n           %s\n", out.Signature, indent(firstLine(shrunkFailure), "           "))
+	if out.Controlled {
+		fmt.Fprintf(&b, "           and passes without the fault under test (%d control re-runs; %d smaller failing runs refused: they failed without it too)\n", out.ControlRuns, out.Refused)
+	}
 	fmt.Fprintf(&b, "interleaving of the shrunk run:\n  %s\n", indent(strings.TrimRight(table, "\n"), "  "))
 	if pageErr != nil {
 		fmt.Fprintf(&b, "timeline   not written: %v\n", pageErr)

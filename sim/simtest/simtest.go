@@ -171,6 +171,7 @@ func Seeds[R any](t *testing.T, opts Options, body func(s *sim.Sim) (R, error)) 
 	lastProgress := start
 	ahead := h.runAhead()
 	defer ahead.stop()
+	h.quiesce = ahead.pause
 	for i, ps := range h.plan {
 		if out.Failures > 0 && !h.st.keepGoing {
 			break
@@ -215,6 +216,9 @@ type harness struct {
 	st       settings
 	plan     []plannedSeed
 	pctSteps int64
+	// quiesce, if set, ends every run made ahead on other goroutines and
+	// waits for them (before a shrink switches the fault under test off).
+	quiesce func()
 }
 
 // setup validates the settings and plans the seeds; on error it fails the
