@@ -114,14 +114,12 @@ func TestDR10_PruneMovesWholeChunks(t *testing.T) {
 					if err := r.Err("DR-10"); err != nil {
 						return ps, err
 					}
-					if ps.worst != b.Int() {
-						err := fmt.Errorf("DR-10: the most points one prune copied for one key was %d, not the bound %s: the prunes at the middle of a full chunk did not copy exactly that chunk (%s)", ps.worst, b, ps.witness)
-						if directed == 0 && ps.worst < b.Int() {
-							// A shrinker dropped both prunes made to reach
-							// the bound: not reaching it says nothing.
-							err = fmt.Errorf("%w: %w", err, sim.ErrDropped)
-						}
-						return ps, err
+					// The bound must be reached exactly; but a shrinker may
+					// have dropped both prunes made to reach it (a seed's own
+					// run keeps them), and then not reaching it says nothing
+					// of the code: the run is judged by the checks above.
+					if reach := directed > 0 || ps.worst > b.Int(); reach && ps.worst != b.Int() {
+						return ps, fmt.Errorf("DR-10: the most points one prune copied for one key was %d, not the bound %s: the prunes at the middle of a full chunk did not copy exactly that chunk (%s)", ps.worst, b, ps.witness)
 					}
 					return ps, nil
 				},
