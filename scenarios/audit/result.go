@@ -57,6 +57,11 @@ type MutantResult struct {
 	// can be switched off (faultswitch): its counterexample must then pass
 	// without it (Shrunk.Controlled).
 	Schema bool `json:"schema,omitempty"`
+	// AfterControl is, for a mutant with a build of its own, whose shrink
+	// could not switch it off, what its shrunk run did when replayed on
+	// the code without it afterwards: "passes", or "fails: " and why (see
+	// controlAfter); "" when not run.
+	AfterControl string `json:"after_control,omitempty"`
 }
 
 // ProofResult is one bounded-exhaustive check: every schedule of a small
@@ -341,6 +346,8 @@ func Judge(r *Report) {
 		case m.Shrunk == nil:
 		case m.Shrunk.ControlFailed:
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its first failing seed (%s) fails without the mutant too, on the code the claim phase passed: %s", m.ID, m.Shrunk.Test, m.Shrunk.ShrinkFail))
+		case strings.HasPrefix(m.AfterControl, afterFails):
+			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its shrunk counterexample (%s) fails without the mutant too, replayed after the shrink: %s", m.ID, m.Shrunk.Test, strings.TrimPrefix(m.AfterControl, afterFails)))
 		case m.Schema && m.Shrunk.ShrinkFail == "" && !m.Shrunk.Controlled:
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s ran on a schema build, but its shrunk counterexample (%s) was not checked against the code without it: is the mutant switch registered (faultswitch)?", m.ID, m.Shrunk.Test))
 		}

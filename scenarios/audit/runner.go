@@ -497,6 +497,9 @@ func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, para
 				res.Schema = true
 			} else {
 				res = r.RunMutant(ctx, m, seeds)
+				if sum := res.Shrunk; sum != nil && sum.ShrinkFail == "" && !sum.Controlled && sum.Replay != "" {
+					res.AfterControl = r.controlAfter(ctx, m, sum, binaries[m.Pkg])
+				}
 			}
 			results[i] = res
 			mu.Lock()

@@ -70,6 +70,9 @@ type ShrinkStats struct {
 	// build of its own cannot be switched off).
 	Controlled, Refused int
 	Uncontrolled        []string
+	// After names the controlled ones checked only after their shrink (a
+	// mutant with a build of its own: controlAfter).
+	After []string
 }
 
 // Shrinks computes ShrinkStats over the mutants.
@@ -91,10 +94,14 @@ func Shrinks(ms []MutantResult) ShrinkStats {
 		}
 		st.Shrunk++
 		walls = append(walls, s.WallMs)
-		if s.Controlled {
+		switch {
+		case s.Controlled:
 			st.Controlled++
 			st.Refused += s.Refused
-		} else {
+		case m.AfterControl == afterPasses:
+			st.Controlled++
+			st.After = append(st.After, m.ID)
+		default:
 			st.Uncontrolled = append(st.Uncontrolled, m.ID)
 		}
 		if s.After.Operations <= GoalOperations && s.After.Preemptions <= GoalPreemptions {
@@ -135,9 +142,14 @@ func counterexampleLine(m MutantResult, dir string) string {
 	if s.Stopped != "" {
 		line += " (stopped early: " + mdCell(s.Stopped) + ")"
 	}
-	if s.Controlled {
+	switch {
+	case s.Controlled:
 		line += "; passes without the mutant"
-	} else {
+	case m.AfterControl == afterPasses:
+		line += "; passes without the mutant (replayed after the shrink)"
+	case strings.HasPrefix(m.AfterControl, afterFails):
+		line += "; FAILS without the mutant too: " + mdCell(strings.TrimPrefix(m.AfterControl, afterFails))
+	default:
 		line += "; not checked without the mutant"
 	}
 	if s.Timeline != "" {
@@ -162,8 +174,11 @@ func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
 		st.Shrunk, st.MetGoal, GoalOperations, GoalPreemptions, st.Failed, len(st.Unshrunk), st.Median)
 	fmt.Fprintf(b, "%d of the %d pass on the code without their mutant: each smaller run was kept only if that code passed it too (%d smaller failing runs were refused: the code without the mutant failed them as well, so they showed the edit, not the mutant).",
 		st.Controlled, st.Shrunk, st.Refused)
+	if len(st.After) > 0 {
+		fmt.Fprintf(b, " Of those, %s (a build of its own, where the mutant cannot be switched off during the shrink) had its shrunk run replayed on that code afterwards.", strings.Join(st.After, ", "))
+	}
 	if len(st.Uncontrolled) > 0 {
-		fmt.Fprintf(b, " Not checked that way (a build of its own, where the mutant cannot be switched off): %s.", strings.Join(st.Uncontrolled, ", "))
+		fmt.Fprintf(b, " Not checked: %s.", strings.Join(st.Uncontrolled, ", "))
 	}
 	b.WriteString("\n\n")
 	if len(st.Missed) > 0 {
@@ -192,8 +207,13 @@ func writeCounterexamples(b *strings.Builder, r *Report, dir string) {
 		}
 		pages += fmt.Sprintf("[table](%s)", rel(dir, s.Table))
 		control := "not checked"
-		if s.Controlled {
+		switch {
+		case s.Controlled:
 			control = "yes"
+		case m.AfterControl == afterPasses:
+			control = "yes (replayed after the shrink)"
+		case strings.HasPrefix(m.AfterControl, afterFails):
+			control = "**no**: " + mdCell(strings.TrimPrefix(m.AfterControl, afterFails))
 		}
 		fmt.Fprintf(b, "| `%s` | %d ← %d | %d ← %d | %d ← %d | %d ← %d | %s | %s | `%s` |\n", m.ID,
 			s.After.Operations, s.Before.Operations, s.After.Faults, s.Before.Faults,

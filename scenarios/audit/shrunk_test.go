@@ -1,14 +1,18 @@
 package audit
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -70,20 +74,26 @@ func TestCounterexamplesSayWhetherTheyPassWithoutTheMutant(t *testing.T) {
 	ms := []MutantResult{
 		{ID: "checked", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestA/seed=0x1", Controlled: true, Refused: 7, After: shrink.Stats{Operations: 2}}},
 		{ID: "own-build", Caught: true, Shrunk: &simtest.ShrinkSummary{Test: "TestB/seed=0x2", After: shrink.Stats{Operations: 1}}},
+		{ID: "replayed", Caught: true, AfterControl: afterPasses, Shrunk: &simtest.ShrinkSummary{Test: "TestC/seed=0x3", After: shrink.Stats{Operations: 1}}},
+		{ID: "bogus", Caught: true, AfterControl: afterFails + "check: X-1: 0 of 10", Shrunk: &simtest.ShrinkSummary{Test: "TestD/seed=0x4", After: shrink.Stats{Operations: 1}}},
 	}
 	st := Shrinks(ms)
-	assert.Equal(t, 1, st.Controlled)
+	assert.Equal(t, 2, st.Controlled)
 	assert.Equal(t, 7, st.Refused)
-	assert.Equal(t, []string{"own-build"}, st.Uncontrolled)
+	assert.Equal(t, []string{"replayed"}, st.After)
+	assert.Equal(t, []string{"own-build", "bogus"}, st.Uncontrolled)
 	require.NoError(t, WriteFiles(dir, &Report{Mutants: ms}))
 	md, err := os.ReadFile(filepath.Join(dir, "AUDIT.md"))
 	require.NoError(t, err)
 	text := string(md)
-	assert.Contains(t, text, "1 of the 2 pass on the code without their mutant")
+	assert.Contains(t, text, "2 of the 4 pass on the code without their mutant")
 	assert.Contains(t, text, "7 smaller failing runs were refused")
-	assert.Contains(t, text, "Not checked that way (a build of its own, where the mutant cannot be switched off): own-build.")
+	assert.Contains(t, text, "Of those, replayed (a build of its own")
+	assert.Contains(t, text, "Not checked: own-build, bogus.")
 	assert.Contains(t, text, "| `checked` | 2 ← 0 | 0 ← 0 | 0 ← 0 | 0 ← 0 | yes |")
 	assert.Contains(t, text, "| `own-build` | 1 ← 0 | 0 ← 0 | 0 ← 0 | 0 ← 0 | not checked |")
+	assert.Contains(t, text, "| `replayed` | 1 ← 0 | 0 ← 0 | 0 ← 0 | 0 ← 0 | yes (replayed after the shrink) |")
+	assert.Contains(t, text, "| `bogus` | 1 ← 0 | 0 ← 0 | 0 ← 0 | 0 ← 0 | **no**: check: X-1: 0 of 10 |")
 }
 
 // A schema-built mutant's counterexample must have been checked without
@@ -96,9 +106,44 @@ func TestUncheckedOrFailingControlsAreProblems(t *testing.T) {
 		{ID: "unswitched", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestC/seed=0x3"}},
 		{ID: "check-fails-anyway", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestD/seed=0x4",
 			ShrinkFail: "the run fails without the fault under test too (failed with check: X-1: ...)", ControlFailed: true}},
+		{ID: "replay-fails", Kind: "catalogue", Caught: true, AfterControl: afterFails + "check: X-1: 0 of 10", Shrunk: &simtest.ShrinkSummary{Test: "TestE/seed=0x5"}},
 	}}
 	Judge(r)
-	require.Len(t, r.Problems, 2, "%q", r.Problems)
+	require.Len(t, r.Problems, 3, "%q", r.Problems)
 	assert.Contains(t, r.Problems[0], "mutant unswitched ran on a schema build, but its shrunk counterexample (TestC/seed=0x3) was not checked")
 	assert.Contains(t, r.Problems[1], "mutant check-fails-anyway: its first failing seed (TestD/seed=0x4) fails without the mutant too")
+	assert.Contains(t, r.Problems[2], "mutant replay-fails: its shrunk counterexample (TestE/seed=0x5) fails without the mutant too, replayed after the shrink: check: X-1: 0 of 10")
+}
+
+// controlAfter runs the family's binary without the mutant on the shrunk
+// replay, guided, and reads the seed's subtest line: a pass, or the
+// failure line of the block. The binaries here are scripts that print what
+// a test binary would and echo their arguments and mutant selection.
+func TestControlAfterReplaysTheShrunkRunWithoutTheMutant(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "fam"), 0o755))
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\necho \"args: $*\"\necho \"mutant: ${WINDTUNNEL_MUTANT:-none}\"\n"+body), 0o755))
+		return p
+	}
+	pass := script("pass", "echo '    --- PASS: TestA/seed=0x1 (0.00s)'\n")
+	fail := script("fail", "echo '        failure    check: X-1: 0 of the 10 operations made'\necho '    --- FAIL: TestA/seed=0x1 (0.00s)'\nexit 1\n")
+	t.Setenv("WINDTUNNEL_MUTANT", "m-1")
+	r := Runner{Root: dir, Timeout: time.Minute}
+	m := mutants.Mutant{ID: "m-1", Pkg: "./fam"}
+	sum := &simtest.ShrinkSummary{Test: "TestA/seed=0x1", Replay: "/x/shrunk/replay.txt"}
+	assert.Equal(t, afterPasses, r.controlAfter(context.Background(), m, sum, pass))
+	got := r.controlAfter(context.Background(), m, sum, fail)
+	assert.Equal(t, afterFails+"check: X-1: 0 of the 10 operations made", got)
+	out, err := exec.Command(pass, "-test.run=x").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "mutant: m-1", "the script does show an inherited selection")
+	logged := filepath.Join(dir, "log")
+	echo := script("echo", "echo \"$*\" > "+logged+"\necho \"${WINDTUNNEL_MUTANT:-none}\" >> "+logged+"\necho '    --- PASS: TestA/seed=0x1 (0.00s)'\n")
+	require.Equal(t, afterPasses, r.controlAfter(context.Background(), m, sum, echo))
+	b, err := os.ReadFile(logged)
+	require.NoError(t, err)
+	assert.Equal(t, "-test.run ^TestA$/^seed=0x1$ -sim.replay=/x/shrunk/replay.txt -sim.replay.guided -sim.record=false -sim.artifacts=false -test.v -test.count=1\nnone\n", string(b),
+		"the seed's subtest alone, guided, with no mutant selected")
 }

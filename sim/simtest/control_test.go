@@ -1,7 +1,9 @@
 package simtest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,4 +114,60 @@ func TestPauseEndsTheRunsAheadAndKeepsTheFinishedOnes(t *testing.T) {
 	assert.Nil(t, a.result(1), "an abandoned run is handed back to its subtest")
 	assert.Nil(t, a.result(2))
 	a.stop() // after pause: nothing left to stop
+}
+
+// TestFixtureGuided stands for a mutant and the code without it: without
+// WINDTUNNEL_FIXTURE_CONTROL it fails every seed after two tasks yielded
+// in turn; with it, a third task runs first (other steps, other task
+// ids) and the run passes. Run by TestAGuidedReplayFollowsTheScheduleWhereItFits.
+func TestFixtureGuided(t *testing.T) {
+	fixture(t)
+	control := os.Getenv("WINDTUNNEL_FIXTURE_CONTROL") == "1"
+	Run(t, Options{Seeds: 1}, func(s *sim.Sim) error {
+		wg := s.NewWaitGroup("tasks")
+		names := []string{"a", "b"}
+		if control {
+			names = append([]string{"extra"}, names...)
+		}
+		for _, name := range names {
+			wg.Add(1)
+			s.Go(name, func() {
+				defer wg.Done()
+				for range 5 {
+					s.Yield()
+				}
+			})
+		}
+		_ = wg.Wait(context.Background())
+		if !control {
+			return errors.New("X-3: the fault")
+		}
+		return nil
+	})
+}
+
+// A replay file run against other code: strictly it fails at the first
+// step the file did not record; guided (-sim.replay.guided) it follows the
+// schedule where it fits and runs to its own end, which is how the audit
+// checks a shrunk counterexample on the code without its mutant when the
+// mutant has a build of its own. Guided without a replay file is refused.
+func TestAGuidedReplayFollowsTheScheduleWhereItFits(t *testing.T) {
+	dir := t.TempDir()
+	out, err := childRun(t, dir, "TestFixtureGuided", "guided", nil, "-sim.out="+dir+"/art", "-sim.record=false")
+	require.Error(t, err)
+	files, _ := filepath.Glob(filepath.Join(dir, "art", "*", "replay.txt"))
+	require.Len(t, files, 1, out)
+	control := []string{"WINDTUNNEL_FIXTURE_CONTROL=1"}
+
+	strict, err := childRun(t, dir, "TestFixtureGuided", "guided", control, "-sim.replay="+files[0])
+	require.Error(t, err, "the other code takes steps the file did not record")
+	assert.Contains(t, strict, "replay diverged")
+
+	guided, err := childRun(t, dir, "TestFixtureGuided", "guided", control, "-sim.replay="+files[0], "-sim.replay.guided")
+	require.NoError(t, err, guided)
+	assert.Contains(t, guided, "--- PASS: TestFixtureGuided/seed=")
+
+	bad, err := childRun(t, dir, "TestFixtureGuided", "guided", control, "-sim.replay.guided")
+	require.Error(t, err)
+	assert.Contains(t, bad, "-sim.replay.guided needs -sim.replay")
 }

@@ -65,6 +65,7 @@ var (
 	flagDeterminism = flag.Bool("sim.determinism", false, "run every seed twice (every proof: explore twice) and fail on any difference")
 	flagDetSeeds    = flag.Int("sim.determinism.seeds", 0, "with -sim.determinism: run only the first N regular seeds of each test twice, and every corpus, -sim.seed and replay seed (0: every seed)")
 	flagReplay      = flag.String("sim.replay", "", "replay file written by a failure report: replays exactly that run (it holds the test, seed and settings)")
+	flagReplayGuide = flag.Bool("sim.replay.guided", false, "with -sim.replay: follow the file's schedule where it fits and go on without preempting where it does not, instead of failing when the run takes another step (for other code than the file's: the code without a mutant)")
 	flagRecord      = flag.Bool("sim.record", true, "append seeds that fail to the test's corpus under testdata/windtunnel")
 	flagArtifacts   = flag.Bool("sim.artifacts", true, "write a failing seed's artifacts (its full trace and replay file; a second run of the seed, whose trace hash must match); false: the failure block's reproduce command is all")
 	flagKeepGoing   = flag.Bool("sim.keepgoing", false, "keep running seeds after the first failure")
@@ -101,6 +102,7 @@ type settings struct {
 	determinism bool
 	detSeeds    int // with determinism: only regular seeds below this index run twice (0: all)
 	replay      *replayFile
+	guided      bool // -sim.replay.guided
 	record      bool
 	artifacts   bool
 	keepGoing   bool
@@ -248,7 +250,7 @@ func readSettings() (settings, error) {
 		strategy: *flagStrategy, pctDepth: *flagPCTDepth, pctSteps: *flagPCTSteps,
 		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, artifacts: *flagArtifacts, keepGoing: *flagKeepGoing,
 		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
-		parallel: *flagParallel, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkMore: *flagShrinkMore, shrinkWall: *flagShrinkWall,
+		parallel: *flagParallel, guided: *flagReplayGuide, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkMore: *flagShrinkMore, shrinkWall: *flagShrinkWall,
 	}
 	shard, err := ParseShard(*flagShard)
 	if err != nil {
@@ -305,6 +307,9 @@ func readSettings() (settings, error) {
 			return st, fmt.Errorf("-sim.replay: %v", err)
 		}
 	}
+	if st.guided && st.replay == nil {
+		return st, fmt.Errorf("-sim.replay.guided needs -sim.replay: it says how to follow a replay file's schedule")
+	}
 	if st.trace != "" && st.onlySeed == nil && st.replay == nil {
 		return st, fmt.Errorf("-sim.trace needs -sim.seed or -sim.replay: it writes the trace of one run")
 	}
@@ -340,6 +345,8 @@ func (st *settings) adoptReplay(rf *replayFile) error {
 
 func (st settings) strategyFor(calibratedSteps int64) sim.Strategy {
 	switch {
+	case st.replay != nil && st.guided:
+		return sim.Guided(st.replay.Decisions)
 	case st.replay != nil:
 		return sim.Replay(st.replay.Decisions)
 	case st.strategy == "pct":
