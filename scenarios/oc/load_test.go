@@ -152,7 +152,15 @@ func TestOC8_ColdBurstLoad(t *testing.T) {
 			if split.openReads > maxReads {
 				return smp, fmt.Errorf("OC-8: %d open-set reads for %d pods over %v: more than about %s per second per pod (%d)", split.openReads, burstPods, burstSpan, perSecond.Format(perSecond.Value), maxReads)
 			}
-			if !b.Holds(r) {
+			// The ratio is the burst's: a shrinker that dropped readers (a
+			// seed's own run keeps them all) made a smaller burst, whose
+			// ratio is smaller on any code; such a run is judged by the
+			// open-set reads alone.
+			whole := true
+			for _, a := range arrivals {
+				whole = whole && a.kept
+			}
+			if whole && !b.Holds(r) {
 				return smp, fmt.Errorf("OC-8: the split design read only %.1fx fewer rows than the union-per-reader design (want %s): %s", r, b, smp.Witness)
 			}
 			return smp, nil
