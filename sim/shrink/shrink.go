@@ -212,16 +212,13 @@ type shrinker struct {
 	accepted int
 	controls int // control runs (Options.Control), counted in attempts too
 	refused  int // smaller failing runs the control failed as well
-	// controlFailure describes the last control run ("passed", or its
-	// failure).
-	controlFailure string
-	stopped        string
-	limit          int  // the attempt count the shrink stops at (MaxAttempts, then MoreAttempts more)
-	more           bool // the passes ran again (MoreAttempts)
-	fewerOps       bool // accept only a run with fewer operations (probeDraws)
-	pass           string
-	passEnd        int      // the attempt count the current pass stops at
-	cut            []string // the passes that hit their share
+	stopped  string
+	limit    int  // the attempt count the shrink stops at (MaxAttempts, then MoreAttempts more)
+	more     bool // the passes ran again (MoreAttempts)
+	fewerOps bool // accept only a run with fewer operations (probeDraws)
+	pass     string
+	passEnd  int      // the attempt count the current pass stops at
+	cut      []string // the passes that hit their share
 
 	// The best run so far: its choices, Keep answers, decisions and result.
 	choices   []uint64
@@ -265,8 +262,8 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	if res.ChoicesCut {
 		return Outcome{}, fmt.Errorf("the run drew more than %d world choices: too long to shrink (lower its size)", len(res.Choices))
 	}
-	if !sh.controlPasses(res) {
-		return Outcome{}, fmt.Errorf("%w (%s): its check does not tell the fault from the code without it", ErrControlFails, sh.controlFailure)
+	if ok, said := sh.controlPasses(res); !ok {
+		return Outcome{}, fmt.Errorf("%w (%s): its check does not tell the fault from the code without it", ErrControlFails, said)
 	}
 	sh.adopt(res, got, false)
 	before := statsOf(res)
@@ -457,7 +454,7 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 		// of the candidate, whatever its signature.
 		return false
 	}
-	if !sh.controlPasses(res) {
+	if ok, _ := sh.controlPasses(res); !ok {
 		sh.refused++
 		return false
 	}
@@ -483,10 +480,11 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 //     then goes on as the seed would have, for the price of a full run.
 //
 // Without a Control every run passes. A control run is made even when the
-// attempts have run out: the candidate it judges has run.
-func (sh *shrinker) controlPasses(res sim.Result) bool {
+// attempts have run out: the candidate it judges has run. said describes
+// the last control run's failure.
+func (sh *shrinker) controlPasses(res sim.Result) (ok bool, said string) {
 	if sh.opt.Control == nil {
-		return true
+		return true, ""
 	}
 	keeps := sim.KeepsOfRun(res)
 	for _, beyond := range []*sim.Horizon{nil, res.Horizon} {
@@ -496,15 +494,15 @@ func (sh *shrinker) controlPasses(res sim.Result) bool {
 		sh.controls++
 		sh.attempts++
 		_, got := sh.opt.Control(cfg)
-		sh.controlFailure = describe(got)
 		if got == "" {
-			return true
+			return true, ""
 		}
+		said = describe(got)
 		if beyond == nil && res.Horizon == nil {
 			break // not recorded: no horizon to go past
 		}
 	}
-	return false
+	return false, said
 }
 
 func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {
