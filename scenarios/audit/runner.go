@@ -47,6 +47,10 @@ type Runner struct {
 	ClaimProcs int
 	// Timed are the timed checks by package (nil: TimedTests).
 	Timed map[string][]string
+	// Bin, when set, is a directory of prebuilt test binaries (audit
+	// build, Runner.Build): the claim phase and the schema mutants run
+	// them and build nothing. Empty: they are built into Out.
+	Bin string
 }
 
 // statsLine mirrors simtest.Summary's JSON.
@@ -161,6 +165,10 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 	if err != nil {
 		return nil, nil, err
 	}
+	bins, notBuilt, err := r.familyBinaries(ctx, r.Pkgs)
+	if err != nil {
+		return nil, nil, err
+	}
 	var logMu sync.Mutex // progress lines of processes running at once
 	run := func(i int) {
 		p := &parts[i]
@@ -182,7 +190,15 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 				logMu.Unlock()
 			}
 		}}
-		p.err = r.goTest(ctx, w, env, p.args()...)
+		if out, ok := notBuilt[p.pkg]; ok {
+			// As go test reports a package that does not build.
+			for _, l := range strings.Split(out, "\n") {
+				w.line(l)
+			}
+			w.line("FAIL\t" + r.importPath(p.pkg) + " [build failed]")
+		} else {
+			p.err = r.runTestBinary(ctx, w, env, bins[p.pkg], *p)
+		}
 		w.flush()
 		p.failed.end()
 		p.output = out.Bytes()
@@ -558,16 +574,25 @@ func (r Runner) VerifySchemata(ctx context.Context, ms []mutants.Mutant, seeds, 
 	return problems
 }
 
-// buildSchemata writes the schema overlay and builds one test binary per
-// claim family that has schematized mutants.
+// buildSchemata makes the schema builds of ms: the prebuilt ones in r.Bin
+// (audit build), else built now into r.Out/mutants/_schema.
 func (r Runner) buildSchemata(ctx context.Context, ms []mutants.Mutant, parallel int) (map[string]bool, map[string]string) {
-	binaries := map[string]string{}
+	if r.Bin != "" {
+		return r.prebuiltSchemata(ms)
+	}
 	dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", "_schema"))
+	return r.writeSchemata(ctx, dir, ms, parallel)
+}
+
+// writeSchemata writes the schema overlay into dir, builds one test binary
+// per claim family that has schematized mutants, and records both in dir's
+// manifest.
+func (r Runner) writeSchemata(ctx context.Context, dir string, ms []mutants.Mutant, parallel int) (map[string]bool, map[string]string) {
 	_ = os.RemoveAll(dir)
 	sc, err := mutants.BuildSchema(r.Root, dir, ms)
 	if err != nil {
 		fmt.Fprintf(r.Log, "  mutant schemata: %v; every mutant gets a build of its own\n", err)
-		return nil, binaries
+		return nil, map[string]string{}
 	}
 	var pkgs []string
 	for _, m := range ms {
@@ -576,33 +601,12 @@ func (r Runner) buildSchemata(ctx context.Context, ms []mutants.Mutant, parallel
 		}
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	sem := make(chan struct{}, max(parallel, 1))
+	binaries, failed := r.buildTests(ctx, dir, pkgs, sc.Overlay, parallel)
 	for _, pkg := range pkgs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			bin := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
-			var out bytes.Buffer
-			cctx, cancel := context.WithTimeout(ctx, r.Timeout)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, "go", "test", "-c", "-overlay="+sc.Overlay, "-o", bin, pkg)
-			cmd.Dir = r.Root
-			cmd.Stdout, cmd.Stderr = &out, &out
-			err := cmd.Run()
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				fmt.Fprintf(r.Log, "  mutant schemata: the schema build of %s failed (its mutants get builds of their own): %s\n", pkg, oneLine(out.String(), 200))
-				return
-			}
-			binaries[pkg] = bin
-		}()
+		if out, ok := failed[pkg]; ok {
+			fmt.Fprintf(r.Log, "  mutant schemata: the schema build of %s failed (its mutants get builds of their own): %s\n", pkg, oneLine(out, 200))
+		}
 	}
-	wg.Wait()
 	n := 0
 	for _, m := range ms {
 		if sc.In[m.ID] {
@@ -613,6 +617,9 @@ func (r Runner) buildSchemata(ctx context.Context, ms []mutants.Mutant, parallel
 	}
 	fmt.Fprintf(r.Log, "  mutant schemata: %d of %d mutants in %d schema builds (%v); %d get builds of their own\n",
 		n, len(ms), len(binaries), time.Since(start).Round(time.Second), len(ms)-n)
+	if err := writeManifest(dir, sc, binaries); err != nil {
+		fmt.Fprintf(r.Log, "  mutant schemata: %v\n", err)
+	}
 	return sc.In, binaries
 }
 

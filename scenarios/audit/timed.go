@@ -67,12 +67,13 @@ func (p *claimPart) files(dir string, i int) {
 	p.statsFile = filepath.Join(dir, fmt.Sprintf("%02d-stats.jsonl", i))
 }
 
-func (p *claimPart) args() []string {
-	a := []string{"-v", "-run", p.run}
+// flags are the test binary's flags that select the part's checks.
+func (p *claimPart) flags() []string {
+	a := []string{"-test.run=" + p.run}
 	if p.skip != "" {
-		a = append(a, "-skip", p.skip)
+		a = append(a, "-test.skip="+p.skip)
 	}
-	return append(a, p.pkg)
+	return a
 }
 
 // claimParts splits the claim phase of pkgs under the -run pattern into its

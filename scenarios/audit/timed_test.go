@@ -177,12 +177,12 @@ func TestClaimPartsRunTheTimedChecksApart(t *testing.T) {
 	require.NoError(t, err)
 	var got [][]string
 	for _, p := range parts {
-		got = append(got, append(p.args(), map[bool]string{true: "timed", false: "untimed"}[p.timed]))
+		got = append(got, append(p.flags(), p.pkg, map[bool]string{true: "timed", false: "untimed"}[p.timed]))
 	}
 	assert.Equal(t, [][]string{
-		{"-v", "-run", "^Test", "./scenarios/oc", "untimed"},
-		{"-v", "-run", "^Test", "-skip", "^(TestTW6_ConstantCost|TestTW8_RealPassTimes|TestTW9_IdlePassSpeed)$", "./scenarios/tw", "untimed"},
-		{"-v", "-run", "^(TestTW6_ConstantCost|TestTW8_RealPassTimes|TestTW9_IdlePassSpeed)$", "./scenarios/tw", "timed"},
+		{"-test.run=^Test", "./scenarios/oc", "untimed"},
+		{"-test.run=^Test", "-test.skip=^(TestTW6_ConstantCost|TestTW8_RealPassTimes|TestTW9_IdlePassSpeed)$", "./scenarios/tw", "untimed"},
+		{"-test.run=^(TestTW6_ConstantCost|TestTW8_RealPassTimes|TestTW9_IdlePassSpeed)$", "./scenarios/tw", "timed"},
 	}, got)
 
 	// A pattern keeps only the timed checks it selects, and its subtest levels.

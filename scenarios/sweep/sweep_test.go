@@ -82,6 +82,13 @@ func TestSlurmSweepEqualsUnsharded(t *testing.T) {
 				t.Errorf("the log of array task %d lacks %q:\n%s", i, want, logText)
 			}
 		}
+		// The task ran the binaries sweep.sh built once; it built none.
+		if built := regexp.MustCompile(`built \d+ claim test binaries|in \d+ schema builds \(`).FindString(string(logText)); built != "" {
+			t.Errorf("array task %d built test binaries of its own (%q): the sweep builds them once, for every task", i, built)
+		}
+		if !strings.Contains(string(logText), "schema builds of "+filepath.Join(sweepDir, "bin", "tests")) {
+			t.Errorf("array task %d did not run the sweep's schema build:\n%s", i, logText)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(merged, "audit.json")); err != nil {
 		t.Fatalf("the sweep wrote no merged audit (sweep.sh exit status %d): %v", sweepRC, err)
@@ -92,7 +99,7 @@ func TestSlurmSweepEqualsUnsharded(t *testing.T) {
 	// packages' records are joined in their order whatever order the
 	// processes end in, so this compares a parallel run with sequential ones.
 	bin := filepath.Join(sweepDir, "bin", "audit")
-	fullOut, fullRC := runLogged(t, "unsharded audit", command(t, root, bin,
+	fullOut, fullRC := runLogged(t, "unsharded audit", command(t, root, bin, "-bin", filepath.Join(sweepDir, "bin", "tests"),
 		"-seeds", fmt.Sprint(testSeeds), "-mutant-seeds", fmt.Sprint(testMutantSeeds), "-run", testRun,
 		"-mutants=true", "-j", "2", "-only", testMutant, "-out", full))
 	if _, err := os.Stat(filepath.Join(full, "audit.json")); err != nil {

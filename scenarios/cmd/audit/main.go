@@ -38,6 +38,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "merge" {
 		os.Exit(mergeMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "build" {
+		os.Exit(buildMain(os.Args[2:]))
+	}
 	seeds := seedsFlag(50)
 	flag.Var(&seeds, "seeds", `seeds per claim check, or "default": each check's own count, as go test runs it`)
 	mutantSeeds := flag.Int("mutant-seeds", 50, "seed budget per mutant")
@@ -53,6 +56,7 @@ func main() {
 	shrinkMore := flag.Int("shrink-more", 400, "re-runs a mutant's shrink may add, running its passes once more, when -shrink ran out on a counterexample above the goal (10 operations, 3 preemptions); 0: none")
 	shrinkWall := flag.Duration("shrink-wall", 30*time.Second, "wall time each mutant's shrink may take at most (a shrink it stops says so in AUDIT.md)")
 	determinism := flag.Int("determinism", 0, "also run each claim check's first N regular seeds (and every corpus seed) twice, every proof's exploration too, and fail on any difference in the trace (0: off; the mutants never run twice)")
+	bin := flag.String("bin", "", "run the test binaries `audit build -bin DIR` prebuilt in DIR (every claim family's and the schema builds) instead of building them into -out")
 	shardFlag := flag.String("shard", "", "run only shard i/n of the sweep (its slice of every check's seeds, every n-th mutant) and write a partial result for audit merge")
 	flag.Parse()
 	for _, f := range []struct {
@@ -101,7 +105,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "audit: -shrink-more must not be negative, got %d\n", *shrinkMore)
 		os.Exit(2)
 	}
-	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkMore, *shrinkWall, *determinism); err != nil {
+	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkMore, *shrinkWall, *determinism, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -186,7 +190,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries, shrinkMore int, shrinkWall time.Duration, determinism int) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries, shrinkMore int, shrinkWall time.Duration, determinism int, bin string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -199,6 +203,9 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	}
 	out = absOut(st.root, out)
 	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkMore: shrinkMore, ShrinkWall: shrinkWall, ClaimProcs: parallel}
+	if bin != "" {
+		r.Bin = absOut(st.root, bin)
+	}
 	var ids []string
 	for _, m := range ms {
 		ids = append(ids, m.ID)
@@ -314,6 +321,7 @@ func mergeMain(args []string) int {
 	fs := flag.NewFlagSet("audit merge", flag.ContinueOnError)
 	out := fs.String("out", "out", "output directory of the merged audit")
 	timeout := fs.Duration("timeout", 30*time.Minute, "limit per go test process")
+	bin := fs.String("bin", "", "run the claim test binaries `audit build -bin DIR` prebuilt in DIR instead of building them")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -321,14 +329,14 @@ func mergeMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "audit merge: name the shard directories: audit merge -out DIR SHARD_DIR...")
 		return 2
 	}
-	if err := merge(*out, fs.Args(), *timeout); err != nil {
+	if err := merge(*out, fs.Args(), *timeout, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "audit merge:", err)
 		return 1
 	}
 	return 0
 }
 
-func merge(out string, dirs []string, timeout time.Duration) error {
+func merge(out string, dirs []string, timeout time.Duration, bin string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -356,6 +364,9 @@ func merge(out string, dirs []string, timeout time.Duration) error {
 	start := time.Now()
 	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout,
 		Env: map[string]string{"WINDTUNNEL_SHARD_MERGE": strings.Join(samples, ",")}}
+	if bin != "" {
+		r.Bin = absOut(st.root, bin)
+	}
 	fmt.Printf("audit merge: judging %d shards of %s per claim check\n", len(dirs), seedsText(metas[0].Seeds))
 	recs, failed, err := r.RunClaims(ctx, metas[0].Run, metas[0].Seeds)
 	if err != nil {
@@ -364,6 +375,50 @@ func merge(out string, dirs []string, timeout time.Duration) error {
 	rep := &audit.Report{Commit: metas[0].Commit, Seeds: metas[0].Seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs),
 		Probes: audit.ProbesOf(recs), Mutants: muts, FailedTests: failed}
 	return finish(out, rep, start)
+}
+
+// buildMain builds what runs with -bin DIR: every claim family's test
+// binary and the schema builds of the mutants (those -only names, or all),
+// so that a sweep's shards and its merge build nothing.
+func buildMain(args []string) int {
+	fs := flag.NewFlagSet("audit build", flag.ContinueOnError)
+	bin := fs.String("bin", "", "directory to build into (required)")
+	only := fs.String("only", "", "comma-separated mutant IDs whose schema builds to make (default: all)")
+	withMutants := fs.Bool("mutants", true, "build the mutants' schema builds too")
+	parallel := fs.Int("j", 2, "builds at once")
+	timeout := fs.Duration("timeout", 30*time.Minute, "limit per build")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch {
+	case *bin == "":
+		fmt.Fprintln(os.Stderr, "audit build: -bin DIR is required: audit build -bin DIR [-only IDS] [-mutants=false]")
+		return 2
+	case *parallel <= 0 || *timeout <= 0:
+		fmt.Fprintf(os.Stderr, "audit build: -j and -timeout must be positive, got %d and %v\n", *parallel, *timeout)
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(os.Stderr, "audit build: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	st, err := load()
+	if err == nil {
+		var ms []mutants.Mutant
+		if *withMutants {
+			ms, err = selectMutants(st.ms, *only)
+		}
+		if err == nil {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			r := audit.Runner{Root: st.root, Bin: absOut(st.root, *bin), Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout}
+			err = r.Build(ctx, ms, *parallel)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "audit build:", err)
+		return 1
+	}
+	return 0
 }
 
 func moduleRoot() (string, error) {

@@ -3,9 +3,12 @@
 #
 #   SEEDS=200 SHARDS=8 scenarios/sweep/slurm/sweep.sh     (what `make sweep-slurm` runs)
 #
-#   1. builds the audit command once (go build -o SWEEP_DIR/bin/audit);
+#   1. builds the audit command once (go build -o SWEEP_DIR/bin/audit), and
+#      with it every test binary the shards and the merge run (audit build
+#      -bin SWEEP_DIR/bin/tests: the claim families' and the mutants' schema
+#      builds), so that no array task compiles or links them again;
 #   2. submits one job array, sbatch --array=0-(SHARDS-1), whose task i runs
-#        audit -shard i/SHARDS -out SWEEP_DIR/shard<i> [the AUDIT options]
+#        audit -shard i/SHARDS -bin SWEEP_DIR/bin/tests -out SWEEP_DIR/shard<i> [the AUDIT options]
 #      in this checkout, logging to SWEEP_DIR/logs/shard<i>.log;
 #   3. waits for it, printing how many tasks are done, running and pending
 #      (squeue), at most WAIT_TIMEOUT seconds (then it cancels the array);
@@ -17,9 +20,11 @@
 #      audit lists problems (OUT/AUDIT.md says which) or the merge refused
 #      the shards.
 #
-# Every node must see this checkout, Go and its caches at the same paths (a
-# shared file system, as on most clusters), because a shard runs go test in
-# the checkout; SWEEP_DIR must be on that shared file system too.
+# Every node must see this checkout and SWEEP_DIR at the same paths (a
+# shared file system, as on most clusters): a shard runs the test binaries in
+# the checkout's package directories. Go and its caches are needed there
+# only for the few mutants that need a build of their own (a constant used
+# all over its package), which a shard builds with go test.
 #
 # Variables (environment; make passes its own of the same names):
 #   SEEDS          seeds per claim check, over the whole sweep   (default 50)
@@ -99,6 +104,15 @@ mkdir -p "$SWEEP_DIR/bin" "$SWEEP_DIR/logs" "$SWEEP_DIR/status"
 BIN="$SWEEP_DIR/bin/audit"
 log "building the audit command: $GO build ${extra_build[*]} -o $BIN ./scenarios/cmd/audit"
 (cd "$ROOT" && "$GO" build "${extra_build[@]}" -o "$BIN" ./scenarios/cmd/audit)
+# The test binaries, once: every shard and the merge run these (-bin), so an
+# array task compiles and links nothing but the mutants with builds of their
+# own, whatever the shard count.
+TESTS="$SWEEP_DIR/bin/tests"
+build_flags=(-bin "$TESTS" "-mutants=$MUTANTS")
+[ -z "$ONLY" ] || build_flags+=(-only "$ONLY")
+log "building the test binaries for every shard and the merge: $BIN build ${build_flags[*]}"
+(cd "$ROOT" && "$BIN" build "${build_flags[@]}") || die "audit build failed: no shard was submitted"
+audit_flags+=(-bin "$TESTS")
 
 # ---- 2. submit the array -----------------------------------------------------
 
@@ -254,10 +268,10 @@ log "all $SHARDS tasks of job $JOB completed in ${wait_s}s"
 shard_dirs=()
 for i in $(seq 0 $((SHARDS - 1))); do shard_dirs+=("$SWEEP_DIR/shard$i"); done
 rm -f "$OUT/audit.json" "$OUT/AUDIT.md"
-log "merging: $BIN merge -out $OUT ${shard_dirs[*]}"
+log "merging: $BIN merge -bin $TESTS -out $OUT ${shard_dirs[*]}"
 mstart=$SECONDS
 set +e
-(cd "$ROOT" && "$BIN" merge -out "$OUT" "${shard_dirs[@]}")
+(cd "$ROOT" && "$BIN" merge -bin "$TESTS" -out "$OUT" "${shard_dirs[@]}")
 mrc=$?
 set -e
 log "merge took $((SECONDS - mstart))s"
