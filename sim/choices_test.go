@@ -543,3 +543,43 @@ func TestKeepsLeftEndsAnIdleTail(t *testing.T) {
 	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: ord}, work).Err)
 	assert.Equal(t, []bool{true, true, true, true, true, true}, left)
 }
+
+// KeepsLeft answers the same however the replayed keys are filed: a
+// recording leaves out the calls its run answered false, so a task whose
+// only kept calls are its first and its 3,000th has keys the index files
+// sparse in the recording, though dense in the run; the recording must
+// still replay the run, its loop ending after the last kept call.
+func TestKeepsLeftIsTheSameForSparseKeys(t *testing.T) {
+	const calls, limit = 3000, 5000
+	var asked int
+	work := func(s *Sim) {
+		asked = 0
+		for asked < limit && s.KeepsLeft(KeepOperation) {
+			s.Keep(KeepOperation)
+			asked++
+			_ = s.Rand().IntN(5)
+		}
+	}
+	rec := Run(Config{Seed: 8, RecordChoices: true, MaxSteps: 1 << 20}, func(s *Sim) {
+		for range calls {
+			s.Keep(KeepOperation)
+			_ = s.Rand().IntN(5)
+		}
+	})
+	require.NoError(t, rec.Err)
+	drop := make([]int, 0, calls)
+	for i := 1; i < calls-1; i++ {
+		drop = append(drop, i)
+	}
+	run := Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: KeepsOfRun(rec).Without(KeepOperation, drop...), RecordChoices: true}, work)
+	require.NoError(t, run.Err)
+	require.Equal(t, calls, asked, "the run ends its loop after its last kept call")
+	ix, err := KeepsOfRun(run).indexKeys(len(run.Choices))
+	require.NoError(t, err)
+	require.NotNil(t, ix[KeepOperation].sparse, "the recording's operation keys are filed sparse (the case under test)")
+
+	again := Run(Config{Seed: 8, ReplayChoices: true, Choices: run.Choices, Keeps: KeepsOfRun(run)}, work)
+	require.NoError(t, again.Err)
+	assert.Equal(t, calls, asked, "the recording's replay ends its loop where the run did")
+	assert.Equal(t, run.Hash, again.Hash)
+}

@@ -346,6 +346,8 @@ func Judge(r *Report) {
 		case m.Shrunk == nil:
 		case m.Shrunk.ControlFailed:
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its first failing seed (%s) fails without the mutant too, on the code the claim phase passed: %s", m.ID, m.Shrunk.Test, m.Shrunk.ShrinkFail))
+		case m.Shrunk.NotReplayed:
+			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its first failing seed (%s) could not be shrunk, because a run did not replay (a determinism bug in the simulator or the test): %s", m.ID, m.Shrunk.Test, m.Shrunk.ShrinkFail))
 		case strings.HasPrefix(m.AfterControl, afterFails):
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its shrunk counterexample (%s) fails without the mutant too, replayed after the shrink: %s", m.ID, m.Shrunk.Test, strings.TrimPrefix(m.AfterControl, afterFails)))
 		case m.Schema && m.Shrunk.ShrinkFail == "" && !m.Shrunk.Controlled:

@@ -107,12 +107,15 @@ func TestUncheckedOrFailingControlsAreProblems(t *testing.T) {
 		{ID: "check-fails-anyway", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestD/seed=0x4",
 			ShrinkFail: "the run fails without the fault under test too (failed with check: X-1: ...)", ControlFailed: true}},
 		{ID: "replay-fails", Kind: "catalogue", Caught: true, AfterControl: afterFails + "check: X-1: 0 of 10", Shrunk: &simtest.ShrinkSummary{Test: "TestE/seed=0x5"}},
+		{ID: "not-replayed", Kind: "catalogue", Caught: true, Schema: true, Shrunk: &simtest.ShrinkSummary{Test: "TestF/seed=0x6",
+			ShrinkFail: "a run does not replay: the shrunk run does not replay its failure: ...", NotReplayed: true}},
 	}}
 	Judge(r)
-	require.Len(t, r.Problems, 3, "%q", r.Problems)
+	require.Len(t, r.Problems, 4, "%q", r.Problems)
 	assert.Contains(t, r.Problems[0], "mutant unswitched ran on a schema build, but its shrunk counterexample (TestC/seed=0x3) was not checked")
 	assert.Contains(t, r.Problems[1], "mutant check-fails-anyway: its first failing seed (TestD/seed=0x4) fails without the mutant too")
 	assert.Contains(t, r.Problems[2], "mutant replay-fails: its shrunk counterexample (TestE/seed=0x5) fails without the mutant too, replayed after the shrink: check: X-1: 0 of 10")
+	assert.Contains(t, r.Problems[3], "mutant not-replayed: its first failing seed (TestF/seed=0x6) could not be shrunk, because a run did not replay")
 }
 
 // controlAfter runs the family's binary without the mutant on the shrunk

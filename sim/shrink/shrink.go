@@ -229,6 +229,14 @@ type shrinker struct {
 	guided    bool // best came from a guided schedule
 }
 
+// ErrNotReplayed is the error of a shrink whose runs do not replay: the
+// seed's re-run does not fail as the seed did, or the shrunk run's strict
+// replay does not fail as the run did. The simulator promises that a run is
+// a function of its seed, choices, Keep answers and decisions, so either
+// is a determinism bug, in the simulator or in the test, never a property
+// of the run.
+var ErrNotReplayed = errors.New("a run does not replay")
+
 // ErrControlFails is the error of a shrink whose starting run fails on the
 // code without the fault under test too (Options.Control): the run is no
 // counterexample of the fault, and its check does not tell the two apart.
@@ -257,7 +265,7 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	cfg := sh.config(base.Choices, base.Keeps, base.ReplayChoices, opt.Strategy())
 	res, got := sh.runRaw(cfg)
 	if Signature(got) != sh.sig {
-		return Outcome{}, fmt.Errorf("the failure does not reproduce: the seed's re-run %s, want %q", describe(got), sh.sig)
+		return Outcome{}, fmt.Errorf("%w: the failure does not reproduce: the seed's re-run %s, want %q", ErrNotReplayed, describe(got), sh.sig)
 	}
 	if res.ChoicesCut {
 		return Outcome{}, fmt.Errorf("the run drew more than %d world choices: too long to shrink (lower its size)", len(res.Choices))
@@ -356,7 +364,7 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 	final.RecordDecisions, final.RecordChoices = true, true
 	fres, ffail := sh.runRaw(final)
 	if Signature(ffail) != sh.sig {
-		return Outcome{}, fmt.Errorf("the shrunk run does not replay its failure: it %s, want %q (a nondeterministic test?)", describe(ffail), sh.sig)
+		return Outcome{}, fmt.Errorf("%w: the shrunk run does not replay its failure: it %s, want %q (a nondeterministic test?)", ErrNotReplayed, describe(ffail), sh.sig)
 	}
 	out := Outcome{Choices: sh.choices, Keeps: sh.keeps, Decisions: sh.decisions, Result: fres, Failure: ffail, Signature: sh.sig,
 		Before: before, After: statsOf(fres), Attempts: sh.attempts, Accepted: sh.accepted,

@@ -192,7 +192,7 @@ func TestTheParentKeyKeepsWhatAnExactLabelMisses(t *testing.T) {
 
 func TestAPassingRunIsRefused(t *testing.T) {
 	_, err := shrink.Shrink(runner(func(*sim.Sim) {}), sim.Config{Seed: 1}, "check at step 3, +0s: boom", shrink.Options{})
-	require.Error(t, err)
+	require.ErrorIs(t, err, shrink.ErrNotReplayed, "a failure the seed's re-run does not reproduce is a determinism bug")
 	assert.Contains(t, err.Error(), "does not reproduce")
 }
 

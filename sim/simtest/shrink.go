@@ -35,14 +35,17 @@ type ShrinkSummary struct {
 	Refused    int  `json:"refused,omitempty"`
 	// ControlFailed says the shrink was not done because the seed's run
 	// fails without the fault under test too (shrink.ErrControlFails).
-	ControlFailed bool   `json:"control_failed,omitempty"`
-	WallMs        int64  `json:"wall_ms"`
-	Stopped       string `json:"stopped,omitempty"`
-	Replay        string `json:"replay"`
-	Command       string `json:"command"`
-	Table         string `json:"table"`
-	Timeline      string `json:"timeline,omitempty"`
-	ShrinkFail    string `json:"shrink_error,omitempty"`
+	ControlFailed bool `json:"control_failed,omitempty"`
+	// NotReplayed says the shrink was not done because a run did not
+	// replay (shrink.ErrNotReplayed): a determinism bug.
+	NotReplayed bool   `json:"not_replayed,omitempty"`
+	WallMs      int64  `json:"wall_ms"`
+	Stopped     string `json:"stopped,omitempty"`
+	Replay      string `json:"replay"`
+	Command     string `json:"command"`
+	Table       string `json:"table"`
+	Timeline    string `json:"timeline,omitempty"`
+	ShrinkFail  string `json:"shrink_error,omitempty"`
 }
 
 // ShrinkFile is the name of the summary in a failing seed's artifact
@@ -58,7 +61,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	dir := filepath.Join(ArtifactDir(t), "shrunk")
 	sum := ShrinkSummary{Test: t.Name(), Seed: fmt.Sprintf("%#x", ps.seed)}
 	fail := func(err error) string {
-		sum.ShrinkFail, sum.ControlFailed = err.Error(), errors.Is(err, shrink.ErrControlFails)
+		sum.ShrinkFail, sum.ControlFailed, sum.NotReplayed = err.Error(), errors.Is(err, shrink.ErrControlFails), errors.Is(err, shrink.ErrNotReplayed)
 		_ = writeSummary(dir, sum)
 		return fmt.Sprintf("\nshrink     not done: %v\n", err)
 	}
