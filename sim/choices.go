@@ -564,6 +564,36 @@ func (s *Sim) KeepsLeft(what Keepable) bool {
 	return st.asked[what] <= st.last[what]
 }
 
+// recordPromises records, at the end of a recording keyed replay, the
+// call each task's KeepsLeft was promised but never reached: for a task
+// that asked KeepsLeft, the last of its calls the lists answer true, if
+// the task never made it (its loop ended another way: the run's end, a
+// limit). Without it the recording, which lists only the calls made,
+// would answer that task's KeepsLeft false where the run answered true,
+// and its replay would end a loop the run went on with: a shrunk run
+// that does not replay its failure (tw10-activity-ignored's, whose
+// worker slept on in the run and quit at once in the replay). The
+// promise is a kept call like any other: a later run that reaches it
+// keeps it, as the run's lists would have, and a shrinker may drop it.
+func (w *worldSource) recordPromises() {
+	if !w.keyed || !w.record {
+		return
+	}
+	for _, st := range w.byTask {
+		for _, what := range [...]Keepable{KeepOperation, KeepFault} {
+			if !st.lastSet[what] || st.last[what] < st.asked[what] {
+				continue
+			}
+			if len(w.sites) >= w.max {
+				w.cut = true
+				return
+			}
+			w.sites = append(w.sites, KeepSite{What: what, Index: w.recorded[what], Key: KeepKey{Task: st.name, N: st.last[what]}, Kept: true})
+			w.recorded[what]++
+		}
+	}
+}
+
 // Kept counts a run's Keep decisions by what they were about.
 type Kept struct {
 	Operations int64

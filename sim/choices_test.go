@@ -583,3 +583,37 @@ func TestKeepsLeftIsTheSameForSparseKeys(t *testing.T) {
 	assert.Equal(t, calls, asked, "the recording's replay ends its loop where the run did")
 	assert.Equal(t, run.Hash, again.Hash)
 }
+
+// A recording keeps the call a task's KeepsLeft was promised but never
+// reached: a worker whose lists keep its 10th call, but whose loop ends at
+// 5 calls (its time is up), sleeps between calls in the run; its
+// recording, which lists only the calls made, would answer KeepsLeft false
+// at once, and its replay would not sleep at all.
+func TestARecordingKeepsWhatKeepsLeftWasPromised(t *testing.T) {
+	var asked int
+	work := func(s *Sim) {
+		asked = 0
+		for asked < 5 && s.KeepsLeft(KeepOperation) {
+			s.Keep(KeepOperation)
+			asked++
+			_ = s.Sleep(context.Background(), time.Duration(1+s.Rand().IntN(5))*time.Millisecond)
+		}
+	}
+	rec := Run(Config{Seed: 8, RecordChoices: true}, func(s *Sim) {
+		for range 10 {
+			s.Keep(KeepOperation)
+			_ = s.Rand().IntN(5)
+		}
+	})
+	require.NoError(t, rec.Err)
+	keeps := KeepsOfRun(rec).Without(KeepOperation, 0, 1, 2, 3, 4, 5, 6, 7, 8) // only the 10th call kept
+	run := Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps, RecordChoices: true}, work)
+	require.NoError(t, run.Err)
+	require.Equal(t, 5, asked, "the loop ran until its time was up, KeepsLeft promising the 10th call")
+
+	again := Run(Config{Seed: 8, ReplayChoices: true, Choices: run.Choices, Keeps: KeepsOfRun(run)}, work)
+	require.NoError(t, again.Err)
+	assert.Equal(t, 5, asked, "the recording's replay runs the loop as the run did")
+	assert.Equal(t, run.Hash, again.Hash)
+	assert.Equal(t, run.Elapsed, again.Elapsed)
+}

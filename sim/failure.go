@@ -213,6 +213,7 @@ func (s *Sim) result() Result {
 		Record:          s.recordOut(),
 	}
 	if s.cfg.RecordChoices {
+		s.worldSrc.recordPromises()
 		r.Choices, r.ChoiceKeys, r.KeepSites, r.ChoicesCut = s.worldSrc.rec, s.worldSrc.recKeys, s.worldSrc.sites, s.worldSrc.cut
 		r.Horizon = s.worldSrc.horizon()
 		if r.ChoiceKeys == nil {
