@@ -14,7 +14,10 @@
 // A shard runs its slice of every claim check's seeds and every n-th
 // mutant; merge judges the union exactly as one unsharded run would, and
 // refuses shards of different commits, claims or settings, or a missing or
-// doubled slice.
+// doubled slice. The test binaries can be built once for all the shards and
+// the merge, which then build nothing:
+//
+//	go run ./scenarios/cmd/audit build -bin out/bin   # then: audit -bin out/bin ..., audit merge -bin out/bin ...
 package main
 
 import (
