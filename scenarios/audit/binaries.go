@@ -43,6 +43,32 @@ type schemaManifest struct {
 
 const manifestName = "schema.json"
 
+// stampName is the file in which Build records the commit it built, so
+// that a run with -bin refuses binaries of another commit instead of
+// judging the checkout by code it does not hold.
+const stampName = "build.json"
+
+type buildStamp struct {
+	Commit string `json:"commit"` // Commit(root) at the build
+}
+
+// checkStamp refuses a -bin directory that Build did not write, or wrote
+// on another commit than the checkout's.
+func (r Runner) checkStamp() error {
+	data, err := os.ReadFile(filepath.Join(r.Bin, stampName))
+	var st buildStamp
+	if err == nil {
+		err = json.Unmarshal(data, &st)
+	}
+	if err != nil {
+		return fmt.Errorf("-bin %s was not written by audit build (%v): build it with `audit build -bin %s`", r.Bin, err, r.Bin)
+	}
+	if here := Commit(r.Root); st.Commit != here {
+		return fmt.Errorf("-bin %s holds the test binaries of commit %s, this checkout is %s: build them again with `audit build -bin %s`", r.Bin, st.Commit, here, r.Bin)
+	}
+	return nil
+}
+
 // buildTests builds pkgs' test binaries into dir (go test -c, with overlay
 // unless ""), up to parallel at once. It returns the binaries by package
 // and, for each package that did not build, go's output.
@@ -95,6 +121,9 @@ func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overl
 // lacks one is an error.
 func (r Runner) familyBinaries(ctx context.Context, pkgs []string) (bins, failed map[string]string, err error) {
 	if r.Bin != "" {
+		if err := r.checkStamp(); err != nil {
+			return nil, nil, err
+		}
 		bins = map[string]string{}
 		for _, pkg := range pkgs {
 			bin := testBinary(r.Bin, pkg)
@@ -231,5 +260,9 @@ func (r Runner) Build(ctx context.Context, ms []mutants.Mutant, parallel int) er
 	if len(problems) > 0 {
 		return fmt.Errorf("%d build(s) failed: %s", len(problems), strings.Join(problems, "; "))
 	}
-	return nil
+	data, err := json.Marshal(buildStamp{Commit: Commit(r.Root)})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.Bin, stampName), append(data, '\n'), 0o644)
 }

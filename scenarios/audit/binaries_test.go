@@ -55,6 +55,14 @@ func TestTheClaimPhaseRunsPrebuiltBinaries(t *testing.T) {
 	missing.Pkgs = append(missing.Pkgs, "./scenarios/audit/testdata/broken")
 	_, _, err = missing.RunClaims(context.Background(), "^Test", 0)
 	assert.ErrorContains(t, err, "audit build -bin "+bin)
+
+	// Binaries of another commit are refused, not run.
+	require.NoError(t, os.WriteFile(filepath.Join(bin, stampName), []byte(`{"commit":"0123456789ab"}`), 0o644))
+	_, _, err = prebuilt.RunClaims(context.Background(), "^Test", 0)
+	assert.ErrorContains(t, err, "holds the test binaries of commit 0123456789ab, this checkout is "+Commit(root))
+	require.NoError(t, os.Remove(filepath.Join(bin, stampName)))
+	_, _, err = prebuilt.RunClaims(context.Background(), "^Test", 0)
+	assert.ErrorContains(t, err, "was not written by audit build")
 }
 
 // TestAPackageThatDoesNotBuildIsReportedAsGoTestWould: the claim phase

@@ -149,14 +149,6 @@ func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]strin
 // processes ended in: the same files, and the same audit, for any number
 // of processes at once.
 func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, []string, error) {
-	dir := filepath.Join(r.Out, "claims")
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "parts"), 0o755); err != nil {
-		return nil, nil, err
-	}
-	artDir, _ := filepath.Abs(filepath.Join(dir, "artifacts"))
 	timed := r.Timed
 	if timed == nil {
 		timed = TimedTests
@@ -165,10 +157,20 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 	if err != nil {
 		return nil, nil, err
 	}
+	// The binaries first: a -bin directory that is refused leaves the
+	// last run's results where they are.
 	bins, notBuilt, err := r.familyBinaries(ctx, r.Pkgs)
 	if err != nil {
 		return nil, nil, err
 	}
+	dir := filepath.Join(r.Out, "claims")
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "parts"), 0o755); err != nil {
+		return nil, nil, err
+	}
+	artDir, _ := filepath.Abs(filepath.Join(dir, "artifacts"))
 	var logMu sync.Mutex // progress lines of processes running at once
 	run := func(i int) {
 		p := &parts[i]

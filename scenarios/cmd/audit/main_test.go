@@ -59,6 +59,12 @@ func TestEveryBadFlagIsNamed(t *testing.T) {
 		{[]string{"stray"}, `audit: unexpected arguments ["stray"]`, 2},
 		{[]string{"-only", "nosuch,oc-no-age-check", "-mutants=false"}, `audit: -only: no mutant "nosuch"`, 1},
 		{[]string{"-verify-schemata", "-only", "nosuch"}, `audit: -only: no mutant "nosuch"`, 1},
+		{[]string{"-bin", "/nonexistent/bin", "-run", "^TestLF1_", "-mutants=false"}, "audit: -bin /nonexistent/bin was not written by audit build", 1},
+		{[]string{"build"}, "audit build: -bin DIR is required", 2},
+		{[]string{"build", "-bin", "/nonexistent/bin", "-j", "0"}, "audit build: -j and -timeout must be positive, got 0", 2},
+		{[]string{"build", "-bin", "/nonexistent/bin", "stray"}, `audit build: unexpected arguments ["stray"]`, 2},
+		{[]string{"build", "-bin", "/nonexistent/bin", "-only", "nosuch"}, `audit build: -only: no mutant "nosuch"`, 1},
+		{[]string{"merge", "-bin", "/nonexistent/bin"}, "audit merge: name the shard directories", 2},
 	} {
 		out, rc := runAudit(t, c.args...)
 		assert.Equal(t, c.rc, rc, "%v: %s", c.args, out)
