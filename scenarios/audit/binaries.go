@@ -250,9 +250,8 @@ func (r Runner) Build(ctx context.Context, ms []mutants.Mutant, parallel int) er
 	}
 	fmt.Fprintf(r.Log, "audit build: %d claim test binaries in %s (%v)\n", len(bins), r.Bin, time.Since(start).Round(100*time.Millisecond))
 	if len(ms) > 0 {
-		b := r
-		b.Bin, b.Out = "", r.Bin // the schema build goes to r.Bin/_schema, as a run with -bin reads it
-		in, schema := b.writeSchemata(ctx, filepath.Join(r.Bin, "_schema"), ms, parallel)
+		// Into r.Bin/_schema, where a run with -bin reads it.
+		in, schema := r.writeSchemata(ctx, filepath.Join(r.Bin, "_schema"), ms, parallel)
 		if len(in) > 0 && len(schema) == 0 {
 			problems = append(problems, "no schema build succeeded")
 		}
