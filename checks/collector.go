@@ -428,7 +428,10 @@ func checkConservation(r *CollectorReport, h *CollectorHistory) {
 // writes it saw.
 func replay(r *CollectorReport, h *CollectorHistory, claimedBy []int, owner map[int64]int, reads map[int64][]int, lim CollectorLimits) {
 	ops := h.Ops
-	var state []model.Point // the sequential model's state, in recorded order
+	// The sequential model's state, in recorded order. Every sequence number
+	// adds at most one point, so it never outgrows this; it is partitioned
+	// in place, so a prune or swap does not copy it into a new array either.
+	state := make([]model.Point, 0, len(claimedBy))
 	lay := newChunkModel(lim.ChunkPoints)
 	inSplit := -1 // index into r.Drains of the drain between its swaps
 	var kept map[string]*mseries
@@ -455,7 +458,7 @@ func replay(r *CollectorReport, h *CollectorHistory, claimedBy []int, owner map[
 					r.Drains[inSplit].RecordsBetween++
 				}
 			case CollectorPrune:
-				drained, k := model.Partition(state, op.In.Cutoff)
+				drained, k := model.PartitionInPlace(state, op.In.Cutoff)
 				state = k
 				live := lay.prune(op.In.Cutoff)
 				if inSplit >= 0 {
@@ -470,7 +473,7 @@ func replay(r *CollectorReport, h *CollectorHistory, claimedBy []int, owner map[
 			f := &r.Drains[d]
 			if seq == f.Swap {
 				inSplit = d
-				drained, k := model.Partition(state, f.Op.In.Cutoff)
+				drained, k := model.PartitionInPlace(state, f.Op.In.Cutoff)
 				state = k
 				kept, f.Want = lay.swap(f.Op.In.Cutoff)
 				checkDrained(r, f.Op, model.GroupByKey(drained), h.Width)

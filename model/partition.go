@@ -50,10 +50,64 @@ func Partition(pts []Point, cutoff int64) (drained, kept []Point) {
 // GroupByKey reorders pts by key (in key order), keeping the order of pts
 // within a key: the order in which the collector returns a drain, whose
 // claim is recorded order per key.
+//
+// It is a counting sort: one pass counts each key's points, the distinct
+// keys are sorted, and a second pass places every point at its key's next
+// slot. The DR checks group up to 1.2 million points at every drain and in
+// porcupine's state comparisons; a stable comparison sort of them was a
+// tenth of the DR family's time.
 func GroupByKey(pts []Point) []Point {
-	out := slices.Clone(pts)
-	slices.SortStableFunc(out, func(a, b Point) int { return cmp.Compare(a.Key, b.Key) })
+	if len(pts) == 0 {
+		return slices.Clone(pts)
+	}
+	next := map[string]int{} // a key's point count, then its next slot in out
+	for _, p := range pts {
+		next[p.Key]++
+	}
+	keys := make([]string, 0, len(next))
+	for k := range next { //windtunnel:unordered sorted below
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	at := 0
+	for _, k := range keys {
+		n := next[k]
+		next[k] = at
+		at += n
+	}
+	out := make([]Point, len(pts))
+	for _, p := range pts {
+		out[next[p.Key]] = p
+		next[p.Key]++
+	}
 	return out
+}
+
+// PartitionInPlace is Partition for a caller that keeps only the kept
+// half: kept is pts[:len(kept)], moved down in place in the order of pts,
+// and drained is new. pts's later elements are left as they were. A caller
+// that appends to kept afterwards grows it in the capacity pts already had,
+// instead of copying every kept point once more.
+func PartitionInPlace(pts []Point, cutoff int64) (drained, kept []Point) {
+	n := 0
+	for _, p := range pts {
+		if Drained(p.TS, cutoff) {
+			n++
+		}
+	}
+	if n > 0 {
+		drained = make([]Point, 0, n)
+	}
+	w := 0
+	for _, p := range pts {
+		if Drained(p.TS, cutoff) {
+			drained = append(drained, p)
+		} else {
+			pts[w] = p
+			w++
+		}
+	}
+	return drained, pts[:w]
 }
 
 // Bucket is the aggregate of the points of one key in

@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,47 @@ func TestGroupByKeyIsStable(t *testing.T) {
 	pts := []Point{{"b", 1, 1}, {"a", 5, 2}, {"b", 0, 3}, {"a", 2, 4}}
 	assert.Equal(t, []Point{{"a", 5, 2}, {"a", 2, 4}, {"b", 1, 1}, {"b", 0, 3}}, GroupByKey(pts))
 	assert.Equal(t, Point{"b", 1, 1}, pts[0], "input unchanged")
+}
+
+// TestGroupByKeyIsTheStableSortByKey: the counting sort gives exactly what
+// a stable sort by key gives, on any points (many keys, few keys, repeats),
+// and leaves its input alone.
+func TestGroupByKeyIsTheStableSortByKey(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		keys := rapid.SliceOfN(rapid.StringMatching(`[a-c]{0,2}`), 1, 6).Draw(t, "keys")
+		n := rapid.IntRange(0, 100).Draw(t, "n")
+		pts := make([]Point, n)
+		for i := range pts {
+			pts[i] = Point{Key: rapid.SampledFrom(keys).Draw(t, "key"), TS: rapid.Int64Range(-5, 5).Draw(t, "ts"), Value: float64(i)}
+		}
+		in := slices.Clone(pts)
+		want := slices.Clone(pts)
+		slices.SortStableFunc(want, func(a, b Point) int { return strings.Compare(a.Key, b.Key) })
+		require.Equal(t, want, GroupByKey(pts))
+		require.Equal(t, in, pts, "input unchanged")
+	})
+}
+
+// TestPartitionInPlaceIsPartition: the same halves as Partition, with kept
+// at the start of the input's own array.
+func TestPartitionInPlaceIsPartition(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 100).Draw(t, "n")
+		pts := make([]Point, n, n+rapid.IntRange(0, 10).Draw(t, "spare"))
+		for i := range pts {
+			pts[i] = Point{Key: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "key"), TS: rapid.Int64Range(-50, 50).Draw(t, "ts"), Value: float64(i)}
+		}
+		cutoff := rapid.Int64Range(-60, 60).Draw(t, "cutoff")
+		wantD, wantK := Partition(pts, cutoff)
+		d, k := PartitionInPlace(pts, cutoff)
+		require.Equal(t, wantD, d)
+		require.Equal(t, len(wantK), len(k))
+		if len(k) > 0 {
+			require.Equal(t, wantK, k)
+			require.Same(t, &pts[0], &k[0], "kept is the input's array")
+			require.Equal(t, cap(pts), cap(k))
+		}
+	})
 }
 
 func TestBucketStart(t *testing.T) {
