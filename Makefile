@@ -57,15 +57,28 @@ test:
 vet:
 	$(GO) vet ./...
 
-## unit: gofmt, and go test without the race detector (make test vets first: make vet) of every package that make race does not
-## run in full: the packages outside impl/ and sim/ but for the claim families (FAMILIES: their tests,
-## at their default seed counts, run in audit-quick, which judges them too and fails on any of them
-## failing), the STATIC analyses, and RACEGATED: the packages whose tests skip cases under -race
-## (they read underRace). Every other package of impl/ and sim/ runs once, under make race.
+## unit: gofmt, and go test without the race detector (make test vets first: make vet) of what make race
+## does not run in full: every package outside impl/ and sim/ but the claim families (FAMILIES: their
+## tests, at their default seed counts, run in audit-quick, which judges them too and fails on any of
+## them failing) and the STATIC analyses, in full; and, of RACEGATED, the packages whose tests read
+## underRace, only those tests (scripts/race-gated-tests.sh names them: they skip or run smaller under
+## -race), since make race runs the rest of those packages. TestPageRendersInChromium is left to make
+## browser-test, which runs it. The two go test commands run side by side, so neither's last package
+## leaves a core idle.
 RACEGATED    = $$(grep -rlE --include='*_test.go' '\b[uU]nderRace\b' impl sim | xargs -n1 dirname | sort -u | sed 's|^|./|')
 unit:
 	@unformatted=$$(find . -name '*.go' -not -path './$(OUT)/*' -not -path './.git/*' | xargs gofmt -l); if [ -n "$$unformatted" ]; then echo "gofmt -l lists:"; echo "$$unformatted"; exit 1; fi
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES) ./impl/... ./sim/...)") $(STATIC) $(RACEGATED)
+	@gated=$$(scripts/race-gated-tests.sh impl sim) || exit 2; \
+	full="$$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES) ./impl/... ./sim/...)") $(STATIC)"; \
+	echo "$(GO) test -count=1 $$(echo $$full) &"; \
+	$(GO) test -count=1 $$full & full_pid=$$!; \
+	status=0; \
+	if [ -n "$$gated" ]; then \
+		echo "$(GO) test -count=1 -run '$$gated' -skip Chromium $$(echo $(RACEGATED))"; \
+		$(GO) test -count=1 -run "$$gated" -skip Chromium $(RACEGATED) || status=1; \
+	fi; \
+	wait $$full_pid || status=1; \
+	exit $$status
 
 ## race: the race detector on everything that runs real goroutines (not the determinism
 ## scan and the contract test that runs it, STATIC: static analyses, no goroutines of ours; make unit runs them).

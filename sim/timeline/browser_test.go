@@ -81,7 +81,7 @@ func artifactDir(t *testing.T) string {
 
 func TestPageRendersInChromium(t *testing.T) {
 	if underRace {
-		t.Skip("drives Chromium in a subprocess, which the race detector does not see (it runs in full in make unit)")
+		t.Skip("drives Chromium in a subprocess, which the race detector does not see (make browser-test runs it)")
 	}
 	bin := chromium(t)
 	var trace bytes.Buffer
