@@ -31,6 +31,13 @@ SHRINK_WALL  ?= 40s
 GOGC         ?= 400
 GOMEMLIMIT   ?= 1GiB
 export GOGC GOMEMLIMIT
+# Every binary the targets link (test binaries, the audit's builds, the commands) leaves out DWARF
+# debug information (-ldflags=-w): nothing here reads it (stack traces, the race detector's reports
+# and profiles use the symbol table, which stays), and linking without it took a quarter less CPU
+# (sim/simtest's test binary: 1.81 -> 1.43 s), where make test links about 200 binaries. For a
+# debugger (dlv), make ... LINKFLAGS= keeps it; the environment's GOFLAGS come first.
+LINKFLAGS    ?= -ldflags=-w
+export GOFLAGS := $(strip $(GOFLAGS) $(LINKFLAGS))
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
 FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
