@@ -120,7 +120,29 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 		}
 		steps = append(steps, step{at: p, conn: -1})
 	}
-	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.conn, b.conn)) })
+	// Stably by time, then connection: sorted as small keys, with their
+	// place before sorting as the last key, and gathered after. With
+	// 100,000 connections (TW-3), Go's stable sort moving the steps
+	// themselves was a tenth of the check's time.
+	type stepKey struct {
+		at  time.Duration
+		tie uint64 // conn+1 (a probe's conn is -1) in the high half, seq in the low
+	}
+	keys := make([]stepKey, len(steps))
+	for i, st := range steps {
+		keys[i] = stepKey{st.at, uint64(st.conn+1)<<32 | uint64(i)}
+	}
+	slices.SortFunc(keys, func(a, b stepKey) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.tie, b.tie)
+	})
+	sorted := make([]step, len(steps))
+	for i, k := range keys {
+		sorted[i] = steps[uint32(k.tie)]
+	}
+	steps = sorted
 
 	res := make([]ThreadResult, threads)
 	applied := make([]ScriptConn, len(conns))
