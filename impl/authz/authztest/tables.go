@@ -148,11 +148,15 @@ func (t *Tables) SetMember(user, channel authz.ID, active bool) error {
 // is active and the channel is not deleted, in grant order; at most limit
 // (limit < 0: no limit).
 func (t *Tables) MemberChannels(community, user authz.ID, limit int) []authz.ID {
-	var out []authz.ID
 	u := t.byUser[user]
 	if u == nil {
 		return nil
 	}
+	n := len(u.pos) // at most every row (MS-4's users hold up to 16,400)
+	if limit >= 0 && limit < n {
+		n = limit
+	}
+	out := make([]authz.ID, 0, n)
 	for j, i := range u.pos {
 		if limit >= 0 && len(out) >= limit {
 			break
@@ -161,6 +165,9 @@ func (t *Tables) MemberChannels(community, user authz.ID, limit int) []authz.ID 
 		if c.Community == community && !c.Deleted && u.active[j] {
 			out = append(out, c.ID)
 		}
+	}
+	if len(out) == 0 {
+		return nil // as before it was sized: no channel is no slice
 	}
 	return out
 }
