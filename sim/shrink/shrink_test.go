@@ -260,13 +260,20 @@ func sequentialBug(s *sim.Sim) {
 	}
 }
 
+// It also loses every preemption in one schedule re-run: the cut tries no
+// decision at all before halving (it used to take log2 of the decisions,
+// with every preemption still to undo after).
 func TestShrinkingASequentialBugEndsWithoutPreemptions(t *testing.T) {
 	cfg, failure := firstFailing(t, sequentialBug)
-	out, err := shrink.Shrink(runner(sequentialBug), cfg, failure, shrink.Options{})
+	var lines []string
+	out, err := shrink.Shrink(runner(sequentialBug), cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
 	require.NoError(t, err)
+	text := strings.Join(lines, "\n")
 	assert.Greater(t, out.Before.Preemptions, int64(3), "the random walk preempted the tasks")
 	assert.Equal(t, int64(0), out.After.Preemptions)
 	assert.Equal(t, int64(1), out.After.Operations)
+	assert.Equal(t, 1, strings.Count(text, "schedule:"), "one schedule re-run, accepted:\n%s", text)
+	assert.Contains(t, text, "schedule: followed the first 0 decisions, then no preemption")
 }
 
 // droppedCounted is a lost update whose check also counts a dropped
