@@ -25,12 +25,7 @@ func Partition(pts []Point, cutoff int64) (drained, kept []Point) {
 	// Sized by a counting pass first: the DR checks partition their
 	// model's state at every prune and swap, up to 1.2 million points, and
 	// growing both halves by doubling was a third of the DR family's time.
-	n := 0
-	for _, p := range pts {
-		if Drained(p.TS, cutoff) {
-			n++
-		}
-	}
+	n := countDrained(pts, cutoff)
 	if n > 0 {
 		drained = make([]Point, 0, n)
 	}
@@ -45,6 +40,17 @@ func Partition(pts []Point, cutoff int64) (drained, kept []Point) {
 		}
 	}
 	return drained, kept
+}
+
+// countDrained is how many of pts the cutoff drains.
+func countDrained(pts []Point, cutoff int64) int {
+	n := 0
+	for _, p := range pts {
+		if Drained(p.TS, cutoff) {
+			n++
+		}
+	}
+	return n
 }
 
 // GroupByKey reorders pts by key (in key order), keeping the order of pts
@@ -89,13 +95,7 @@ func GroupByKey(pts []Point) []Point {
 // that appends to kept afterwards grows it in the capacity pts already had,
 // instead of copying every kept point once more.
 func PartitionInPlace(pts []Point, cutoff int64) (drained, kept []Point) {
-	n := 0
-	for _, p := range pts {
-		if Drained(p.TS, cutoff) {
-			n++
-		}
-	}
-	if n > 0 {
+	if n := countDrained(pts, cutoff); n > 0 {
 		drained = make([]Point, 0, n)
 	}
 	w := 0
