@@ -52,6 +52,44 @@ func staleness(w *pods.World, b claims.Bound, grants, denials bool) (claims.Samp
 	return out, nil
 }
 
+// TestMS2_RaceToTheBound checks MS-2 where it is hardest: a membership is
+// removed (and another granted) right after a cold load on a pod that never
+// hears the invalidation took its snapshot, half the seeds after waiting in
+// the pool; the same user then checks from inside the freshness window to
+// past its end. The worst grant and the worst denial are just under the
+// bound, and none at or past it: a longer freshness, expiry counted from
+// the load's completion, or a comparison that serves at exactly the expiry
+// answer a probe past it.
+//
+// It is declared before TestMS2_FreshnessFromCheckout so that go test runs
+// it first: a mutant of the bound is then caught by this race's few
+// operations, which shrink in milliseconds, before the random workload's
+// seeds run at all (the audit stops a mutant's run at its first failure).
+func TestMS2_RaceToTheBound(t *testing.T) {
+	claims.Run(t, claims.Check[claims.Sample]{
+		Claim: "MS-2", Bound: "freshness", Seeds: 10,
+		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
+			poolWait := s.Rand().IntN(2) == 0
+			w, err := raceWorld(s, poolWait)
+			if err != nil {
+				return claims.Sample{}, err
+			}
+			if err := raceMembership(s, w, b, user(1), pods.RemoveMember, poolWait); err != nil {
+				return claims.Sample{}, err
+			}
+			if err := raceMembership(s, w, b, user(3), pods.GrantMember, false); err != nil {
+				return claims.Sample{}, err
+			}
+			return staleness(w, b, true, true)
+		},
+		Sample:   func(r claims.Sample) claims.Sample { return r },
+		Measured: measuredStaleness("grant- and deny-staleness of a user's checks racing its membership change"),
+		Note: func(claims.Outcome) string {
+			return "two pods, the reading pod loses every invalidation; the change commits at the load's snapshot instant (on half the seeds after a pool wait); probes at pods.WindowOffsets of the bound"
+		},
+	})
+}
+
 // TestMS2_FreshnessFromCheckout checks MS-2 on a random workload: with lost
 // invalidations, slow membership loads and pool waits, a membership check
 // is answered from a snapshot less than the freshness bound old, counted
@@ -165,35 +203,32 @@ func raceMembership(s *sim.Sim, w *pods.World, b claims.Bound, u authz.ID, chang
 	return s.Sleep(ctx, b.Duration()/5)
 }
 
-// TestMS2_RaceToTheBound checks MS-2 where it is hardest: a membership is
-// removed (and another granted) right after a cold load on a pod that never
-// hears the invalidation took its snapshot, half the seeds after waiting in
-// the pool; the same user then checks from inside the freshness window to
-// past its end. The worst grant and the worst denial are just under the
-// bound, and none at or past it: a longer freshness, expiry counted from
-// the load's completion, or a comparison that serves at exactly the expiry
-// answer a probe past it.
-func TestMS2_RaceToTheBound(t *testing.T) {
+// TestMS10_RaceToTheBound checks MS-10 where it is hardest: a membership is
+// granted right after a cold load on another pod took its snapshot, and
+// that pod never hears of it: the new member is denied there until just
+// under the freshness bound, and never at or after it. It is declared
+// first, like TestMS2_RaceToTheBound, so that a mutant of the bound is
+// caught by this race before the random workload runs.
+func TestMS10_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-2", Bound: "freshness", Seeds: 10,
+		Claim: "MS-10", Bound: "freshness", Seeds: 10,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
-			poolWait := s.Rand().IntN(2) == 0
-			w, err := raceWorld(s, poolWait)
+			w, err := raceWorld(s, false)
 			if err != nil {
-				return claims.Sample{}, err
-			}
-			if err := raceMembership(s, w, b, user(1), pods.RemoveMember, poolWait); err != nil {
 				return claims.Sample{}, err
 			}
 			if err := raceMembership(s, w, b, user(3), pods.GrantMember, false); err != nil {
 				return claims.Sample{}, err
 			}
-			return staleness(w, b, true, true)
+			if err := raceMembership(s, w, b, user(4), pods.GrantMember, true); err != nil {
+				return claims.Sample{}, err
+			}
+			return staleness(w, b, false, true)
 		},
 		Sample:   func(r claims.Sample) claims.Sample { return r },
-		Measured: measuredStaleness("grant- and deny-staleness of a user's checks racing its membership change"),
+		Measured: measuredStaleness("deny-staleness of a new member's checks on a pod that lost the grant's invalidation"),
 		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; the change commits at the load's snapshot instant (on half the seeds after a pool wait); probes at pods.WindowOffsets of the bound"
+			return "two pods, the reading pod loses every invalidation; the grant commits at the load's snapshot instant"
 		},
 	})
 }
@@ -221,34 +256,6 @@ func TestMS10_NewGrantMissingAtMost10s(t *testing.T) {
 		Measured: measuredStaleness("deny-staleness of membership checks on the pods that did not write"),
 		Note: func(claims.Outcome) string {
 			return "writes on pod0 only, checks on pod1 (loses 90–100% of invalidations) and pod2"
-		},
-	})
-}
-
-// TestMS10_RaceToTheBound checks MS-10 where it is hardest: a membership is
-// granted right after a cold load on another pod took its snapshot, and
-// that pod never hears of it: the new member is denied there until just
-// under the freshness bound, and never at or after it.
-func TestMS10_RaceToTheBound(t *testing.T) {
-	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-10", Bound: "freshness", Seeds: 10,
-		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
-			w, err := raceWorld(s, false)
-			if err != nil {
-				return claims.Sample{}, err
-			}
-			if err := raceMembership(s, w, b, user(3), pods.GrantMember, false); err != nil {
-				return claims.Sample{}, err
-			}
-			if err := raceMembership(s, w, b, user(4), pods.GrantMember, true); err != nil {
-				return claims.Sample{}, err
-			}
-			return staleness(w, b, false, true)
-		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
-		Measured: measuredStaleness("deny-staleness of a new member's checks on a pod that lost the grant's invalidation"),
-		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; the grant commits at the load's snapshot instant"
 		},
 	})
 }
