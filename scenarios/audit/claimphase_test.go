@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
 // TestTheClaimPhaseJoinsItsPartsInOrder runs two fixture packages, the
@@ -19,8 +23,8 @@ import (
 // one check declared timed. Both give the same records, byte for byte, in
 // the packages' order with each package's timed check after its untimed
 // ones; with two processes the packages did overlap (so the join, not the
-// end order, made the order), and the timed check began only once every
-// other check had ended.
+// end order, made the order), and the timed check ended before any other
+// check began.
 func TestTheClaimPhaseJoinsItsPartsInOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
@@ -46,18 +50,65 @@ func TestTheClaimPhaseJoinsItsPartsInOrder(t *testing.T) {
 
 		spans := readOrderLog(t, orderLog)
 		require.Len(t, spans, 4)
-		timed := spans["TestFastTimed"]
-		for name, s := range spans { //windtunnel:unordered every span is compared with the timed one
-			if name != "TestFastTimed" {
-				assert.Less(t, s[1], timed[0], "%d processes: %s ended after the timed check began", procs, name)
-			}
-		}
+		assertTimedAlone(t, spans, "TestFastTimed", fmt.Sprintf("%d processes", procs))
 		if procs == 2 {
 			assert.Less(t, spans["TestFastUntimed"][1], spans["TestSlowSecond"][1],
 				"with two processes the second package's check must end before the first package's last")
 		}
 	}
 	assert.Equal(t, string(files[1]), string(files[2]), "claims.jsonl with one process and with two")
+}
+
+// assertTimedAlone asserts that the timed test ended before any other
+// test of spans began.
+func assertTimedAlone(t *testing.T, spans map[string][2]int64, timedName, what string) {
+	t.Helper()
+	timed, ok := spans[timedName]
+	require.True(t, ok, "%s: the timed check %s left no span", what, timedName)
+	for name, s := range spans { //windtunnel:unordered every span is compared with the timed one
+		if name != timedName {
+			assert.Less(t, timed[1], s[0], "%s: %s began before the timed check ended", what, name)
+		}
+	}
+}
+
+// TestTheAuditRunsClaimsAndMutantsInOneBudget runs an audit (RunAudit)
+// of three fixture packages and one mutant with two processes at once.
+// The check of the package meet ends only once the mutant's run has left
+// its mark, so it passes only if the mutant ran while a claim check was
+// still running: one budget, not a mutant phase after the claim phase. The
+// timed check still ran alone, before everything else, and the records
+// come in the packages' order.
+func TestTheAuditRunsClaimsAndMutantsInOneBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	const slow, fast, meet = "./scenarios/audit/testdata/order/slow", "./scenarios/audit/testdata/order/fast", "./scenarios/audit/testdata/order/meet"
+	marks, orderLog := t.TempDir(), filepath.Join(t.TempDir(), "order.log")
+	t.Setenv("FAILFAST_MARKS", marks)
+	t.Setenv("WINDTUNNEL_MEET_MARK", filepath.Join(marks, "small"))
+	t.Setenv("WINDTUNNEL_ORDER_LOG", orderLog)
+	m := mutants.Mutant{ID: "fixture-broken", Claims: []string{"X-1"}, What: "the fixture is broken",
+		File: "scenarios/audit/testdata/failfast/fixture.go", Old: "Broken = false", New: "Broken = true",
+		Tests: "^Test", Pkg: "./scenarios/audit/testdata/failfast", Kind: mutants.KindCatalogue}
+	var log bytes.Buffer
+	r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{slow, fast, meet}, Log: &log, Timeout: 5 * time.Minute,
+		ClaimProcs: 2, Timed: map[string][]string{fast: {"TestFastTimed"}}}
+	recs, failed, results, err := r.RunAudit(context.Background(), "^Test", 0, []mutants.Mutant{m}, 1, true)
+	require.NoError(t, err)
+	assert.Empty(t, failed, "the claim checks, meet's among them, pass: %s", log.String())
+	var ids []string
+	for _, rec := range recs {
+		ids = append(ids, rec.ID)
+	}
+	assert.Equal(t, []string{"FX-1", "FX-2", "FX-3", "FX-4", "FX-5"}, ids)
+	require.Len(t, results, 1)
+	assert.True(t, results[0].Caught, "%+v", results[0])
+	assert.Empty(t, results[0].Error)
+	assertTimedAlone(t, readOrderLog(t, orderLog), "TestFastTimed", "RunAudit")
+	assert.Contains(t, log.String(), "[mutant 1/1] fixture-broken")
 }
 
 // readOrderLog reads the fixtures' "name start end" lines.

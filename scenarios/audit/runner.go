@@ -140,35 +140,55 @@ func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]strin
 // a claim check's failure is recorded as its claim violated, and any other
 // failure is for Judge to report.
 //
-// Each package's checks run in a go test process of their own, up to
-// r.ClaimProcs at once, but for the timed checks (TimedTests): those run
-// after every package is done, one process at a time, so no other claim
-// process loads the machine while they measure. The records, the stats and
-// the output are then put together package by package in r.Pkgs' order,
-// each package's untimed part before its timed one, whatever order the
+// Each package's checks run in a process of their own, up to r.ClaimProcs
+// at once, but for the timed checks (TimedTests): those run first, one
+// process at a time, before any other process of the audit starts, so none
+// loads the machine while they measure. The records, the stats and the
+// output are then put together package by package in r.Pkgs' order, each
+// package's untimed part before its timed one, whatever order the
 // processes ended in: the same files, and the same audit, for any number
-// of processes at once.
+// of processes at once. RunAudit runs the mutants in the same budget.
 func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, []string, error) {
+	c, err := r.startClaims(ctx, pattern, seeds)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.runTimed()
+	c.runUntimed(newSlots(r.ClaimProcs))
+	return c.join()
+}
+
+// claimPhase is a claim phase whose binaries are built: its parts run
+// through runTimed and runUntimed, then join puts their results together.
+type claimPhase struct {
+	dir   string
+	parts []claimPart
+	run   func(i int) // runs parts[i] to its end
+}
+
+// startClaims splits the claim phase into its parts and builds (or finds,
+// with r.Bin) their binaries.
+func (r Runner) startClaims(ctx context.Context, pattern string, seeds int) (*claimPhase, error) {
 	timed := r.Timed
 	if timed == nil {
 		timed = TimedTests
 	}
 	parts, err := claimParts(r.Pkgs, pattern, timed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The binaries first: a -bin directory that is refused leaves the
 	// last run's results where they are.
 	bins, notBuilt, err := r.familyBinaries(ctx, r.Pkgs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	dir := filepath.Join(r.Out, "claims")
 	if err := os.RemoveAll(dir); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "parts"), 0o755); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	artDir, _ := filepath.Abs(filepath.Join(dir, "artifacts"))
 	var logMu sync.Mutex // progress lines of processes running at once
@@ -205,27 +225,34 @@ func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]cla
 		p.failed.end()
 		p.output = out.Bytes()
 	}
-	// The untimed parts, up to ClaimProcs at once, longest first, then the
-	// timed ones alone.
-	sem := make(chan struct{}, max(r.ClaimProcs, 1))
-	var wg sync.WaitGroup
-	for _, i := range startOrder(parts) {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			run(i)
-		}()
-	}
-	wg.Wait()
-	for i := range parts {
-		if parts[i].timed {
-			run(i)
+	return &claimPhase{dir: dir, parts: parts, run: run}, nil
+}
+
+// runTimed runs the timed parts one after another. Its caller has started
+// no other process of the audit yet: the timed checks measure alone.
+func (c *claimPhase) runTimed() {
+	for i := range c.parts {
+		if c.parts[i].timed {
+			c.run(i)
 		}
 	}
-	return joinClaimParts(dir, parts)
 }
+
+// runUntimed runs the untimed parts, longest first, each in a slot of s
+// taken at priorityClaims, and returns when every one has ended.
+func (c *claimPhase) runUntimed(s *slots) {
+	var wg sync.WaitGroup
+	for _, i := range startOrder(c.parts) {
+		release := s.acquire(priorityClaims)
+		wg.Go(func() {
+			defer release()
+			c.run(i)
+		})
+	}
+	wg.Wait()
+}
+
+func (c *claimPhase) join() ([]claims.Record, []string, error) { return joinClaimParts(c.dir, c.parts) }
 
 // joinClaimParts writes the parts' records, stats and output, in the parts'
 // order, to dir's claims.jsonl, stats.jsonl and output.txt, and returns
@@ -492,31 +519,46 @@ func firstFailedTest(out string) string {
 // per mutant; the others, and every mutant of a family whose schema build
 // fails, get a build of their own.
 func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, parallel int, schemata bool) []MutantResult {
-	binaries := map[string]string{} // family package -> schema test binary
-	var inSchema map[string]bool
-	if schemata {
-		inSchema, binaries = r.buildSchemata(ctx, ms, parallel)
+	b := r.buildMutants(ctx, ms, parallel, schemata)
+	return r.runMutants(ctx, ms, seeds, b, newSlots(parallel))
+}
+
+// mutantBuilds are the schema builds of a mutant phase: the mutants each
+// serves and its binary by family package.
+type mutantBuilds struct {
+	inSchema map[string]bool
+	binaries map[string]string // family package -> schema test binary
+}
+
+// buildMutants makes the schema builds of ms (none without schemata).
+func (r Runner) buildMutants(ctx context.Context, ms []mutants.Mutant, parallel int, schemata bool) mutantBuilds {
+	b := mutantBuilds{binaries: map[string]string{}}
+	if schemata && len(ms) > 0 {
+		b.inSchema, b.binaries = r.buildSchemata(ctx, ms, parallel)
 	}
+	return b
+}
+
+// runMutants runs ms, each in a slot of s taken at priorityMutants, in
+// catalogue order, and returns their results in that order.
+func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, b mutantBuilds, s *slots) []MutantResult {
 	results := make([]MutantResult, len(ms))
-	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	for i, m := range ms {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		release := s.acquire(priorityMutants)
+		wg.Go(func() {
+			defer release()
 			start := time.Now()
 			var res MutantResult
-			if bin, ok := binaries[m.Pkg]; ok && inSchema[m.ID] {
+			if bin, ok := b.binaries[m.Pkg]; ok && b.inSchema[m.ID] {
 				res = r.runSchemaMutant(ctx, m, seeds, bin)
 				res.Schema = true
 			} else {
 				res = r.RunMutant(ctx, m, seeds)
 				if sum := res.Shrunk; sum != nil && sum.ShrinkFail == "" && !sum.Controlled && sum.Replay != "" {
-					res.AfterControl = r.controlAfter(ctx, m, sum, binaries[m.Pkg])
+					res.AfterControl = r.controlAfter(ctx, m, sum, b.binaries[m.Pkg])
 				}
 			}
 			results[i] = res
@@ -531,10 +573,55 @@ func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, para
 			}
 			fmt.Fprintf(r.Log, "  [mutant %d/%d] %-45s %s (%v)\n", done, len(ms), m.ID, state, time.Since(start).Round(time.Second))
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return results
+}
+
+// RunAudit runs a whole audit's processes: the claim phase of RunClaims
+// and the mutants of RunMutants, in one budget of r.ClaimProcs processes
+// at once (at least one). Everything is built first, the claim binaries
+// and the schema builds side by side; then the timed checks run alone;
+// then the untimed claim parts and the mutants share the budget, the claim
+// parts first (slots), so that neither phase's tail leaves a core idle
+// (the claim phase ended with TW alone on one core for a fifth of its
+// time, and the mutant phase waited for it). The results are the ones the
+// two calls one after the other would give, in the same order: only the
+// progress lines interleave.
+func (r Runner) RunAudit(ctx context.Context, pattern string, seeds int, ms []mutants.Mutant, mutantSeeds int, schemata bool) ([]claims.Record, []string, []MutantResult, error) {
+	r.Log = &lockedWriter{w: r.Log}
+	var c *claimPhase
+	var cerr error
+	var b mutantBuilds
+	var wg sync.WaitGroup
+	wg.Go(func() { c, cerr = r.startClaims(ctx, pattern, seeds) })
+	wg.Go(func() { b = r.buildMutants(ctx, ms, r.ClaimProcs, schemata) })
+	wg.Wait()
+	if cerr != nil {
+		return nil, nil, nil, cerr
+	}
+	c.runTimed()
+	s := newSlots(r.ClaimProcs)
+	var results []MutantResult
+	wg.Go(func() { results = r.runMutants(ctx, ms, mutantSeeds, b, s) })
+	c.runUntimed(s)
+	wg.Wait()
+	recs, failed, err := c.join()
+	return recs, failed, results, err
+}
+
+// lockedWriter serializes the writes of the phases' goroutines: each of
+// their progress lines is one Write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // VerifySchemata runs every schematized mutant of ms both ways, on the

@@ -51,7 +51,7 @@ func main() {
 	run := flag.String("run", "^Test", "-run pattern of the claim checks")
 	withMutants := flag.Bool("mutants", true, "run the mutants")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
-	parallel := flag.Int("j", 2, "go test processes at once: claim packages (the timed checks, audit.TimedTests, then run alone) and mutants built and run")
+	parallel := flag.Int("j", 2, "processes at once, shared by the claim packages' checks and the mutants, built and run (the timed checks, audit.TimedTests, run alone first)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "limit per go test process")
 	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
@@ -229,15 +229,18 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	}
 	r.CheckDeterminism(determinism)
 	start := time.Now()
-	fmt.Printf("audit: running the claim checks over %s each%s%s; %d packages at a time, the timed checks alone after them\n", seedsText(seeds), shardNote(shard), determinismNote(determinism), parallel)
-	recs, failed, err := r.RunClaims(ctx, run, seeds)
+	if !withMutants {
+		ms = nil
+	}
+	fmt.Printf("audit: running the claim checks over %s each%s%s%s, %d processes at a time; the timed checks alone first\n",
+		seedsText(seeds), shardNote(shard), determinismNote(determinism), mutantsNote(len(ms), mutantSeeds), parallel)
+	recs, failed, results, err := r.RunAudit(ctx, run, seeds, ms, mutantSeeds, schemata)
 	if err != nil {
 		return err
 	}
 	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs), FailedTests: failed}
 	if withMutants {
-		fmt.Printf("audit: running %d mutants (%d at a time, %d seeds each)\n", len(ms), parallel, mutantSeeds)
-		rep.Mutants = r.RunMutants(ctx, ms, mutantSeeds, parallel, schemata)
+		rep.Mutants = results
 	}
 	if shard != nil {
 		meta := audit.ShardMeta{Commit: rep.Commit, ClaimsHash: audit.ClaimsHash(), Shard: shard.String(), Run: run, Seeds: seeds,
@@ -252,6 +255,14 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return nil
 	}
 	return finish(out, rep, start)
+}
+
+// mutantsNote says which mutants run beside the claim checks.
+func mutantsNote(n, seeds int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and %d mutants over %d seeds each beside them", n, seeds)
 }
 
 // determinismNote says what -determinism adds to the claim phase.
