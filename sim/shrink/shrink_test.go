@@ -482,3 +482,42 @@ func TestAFewPreemptionsAreUndoneWithoutTheCut(t *testing.T) {
 		assert.LessOrEqual(t, out.Attempts, 5+want, "%d preemptions: %s", want, text)
 	}
 }
+
+// setupBug fails whatever its operations do: its setup is wrong, as
+// tw3-scan-all-buckets' pass visits every bucket before any connection has
+// seen activity. It draws a thousand values and runs up to 500 operations.
+func setupBug(s *sim.Sim) {
+	sum := 0
+	for range 1000 {
+		sum += s.Rand().IntN(1000)
+	}
+	for range 500 {
+		if s.Keep(sim.KeepOperation) {
+			op := s.OpBegin("touch")
+			s.OpEnd(op, "ok")
+		}
+	}
+	s.Failf("the setup was wrong (draws summed to %d)", sum)
+}
+
+// A failure that needs no operation is shrunk by its first candidate, the
+// run without any: no draw probe, no halving. Each re-run of
+// tw3-scan-all-buckets (100,000 connections) takes a second; the probe of
+// the smallest draws and the halving down to no operation took 12 of its
+// 15 re-runs.
+func TestTheRunWithoutOperationsIsTriedFirst(t *testing.T) {
+	cfg, failure := firstFailing(t, setupBug)
+	runs := 0
+	run := runner(setupBug)
+	counted := func(cfg sim.Config) (sim.Result, string) { runs++; return run(cfg) }
+	var lines []string
+	out, err := shrink.Shrink(counted, cfg, failure, shrink.Options{Progress: func(l string) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	require.Equal(t, int64(500), out.Before.Operations)
+	assert.Equal(t, int64(0), out.After.Operations)
+	require.GreaterOrEqual(t, len(lines), 2)
+	assert.Contains(t, lines[1], "dropped every operation", "the first accepted step: %q", lines[1])
+	text := strings.Join(lines, "\n")
+	assert.NotContains(t, text, "smallest draws", "no draw was shrunk")
+	assert.Equal(t, 3, runs, "the failing run, the run without operations and the final replay:\n%s", text)
+}
