@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +143,49 @@ func TestTheClaimPhaseChecksDeterminismWhenAsked(t *testing.T) {
 		assert.Equal(t, []string{"github.com/windtunnel/windtunnel/scenarios/audit/testdata/determinism TestDrifts"}, failed, "%s", out)
 		assert.Contains(t, string(out), "determinism: the same seed ran twice with different traces")
 	}
+}
+
+// TestAMutantRunsOneSeedAtATime: a mutant is caught by its first failing
+// seed, so the seeds -sim.parallel would run ahead of it beside it are
+// work thrown away on cores the audit's other processes use. The fixture
+// counts the seed runs that started: one under the audit, and more than
+// one when the same binary runs on its own with four cores (the fixture
+// can tell).
+func TestAMutantRunsOneSeedAtATime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a test binary")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	const pkg = "./scenarios/audit/testdata/ahead"
+	bin := filepath.Join(t.TempDir(), "ahead.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Setenv("GOMAXPROCS", "4")
+
+	runs := filepath.Join(t.TempDir(), "runs")
+	t.Setenv("AHEAD_RUNS", runs)
+	m := mutants.Mutant{ID: "fixture-ahead", Claims: []string{"X-1"}, What: "every seed fails", Tests: "^TestSeeds$", Pkg: pkg, Kind: mutants.KindCatalogue}
+	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
+	res := r.runSchemaMutant(context.Background(), m, 8, bin)
+	require.Empty(t, res.Error)
+	require.True(t, res.Caught)
+	assert.Equal(t, 1, res.SeedsToCatch)
+	got, err := os.ReadFile(runs)
+	require.NoError(t, err)
+	assert.Equal(t, "1\n", string(got), "seed runs started under the audit")
+
+	// The fixture is a fair one: on its own, seeds run ahead.
+	cmd := exec.Command(bin, "-test.run=^TestSeeds$", "-test.failfast", "-sim.record=false", "-sim.artifacts=false", "-sim.out="+t.TempDir())
+	cmd.Dir = filepath.Join(root, pkg)
+	cmd.Env = append(os.Environ(), "WINDTUNNEL_MUTANT=fixture-ahead")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	got, err = os.ReadFile(runs)
+	require.NoError(t, err)
+	n, err := strconv.Atoi(strings.TrimSpace(string(got)))
+	require.NoError(t, err)
+	assert.Greater(t, n, 1, "seed runs started by the binary on its own with 4 cores")
 }
