@@ -96,7 +96,7 @@ func TestTheAuditRunsClaimsAndMutantsInOneBudget(t *testing.T) {
 	var log bytes.Buffer
 	r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{slow, fast, meet}, Log: &log, Timeout: 5 * time.Minute,
 		ClaimProcs: 2, Timed: map[string][]string{fast: {"TestFastTimed"}}}
-	recs, failed, results, err := r.RunAudit(context.Background(), "^Test", 0, []mutants.Mutant{m}, 1, true)
+	recs, failed, results, err := r.RunAudit(context.Background(), "^Test", 0, &MutantPhase{Mutants: []mutants.Mutant{m}, Seeds: 1, Schemata: true})
 	require.NoError(t, err)
 	assert.Empty(t, failed, "the claim checks, meet's among them, pass: %s", log.String())
 	var ids []string

@@ -538,10 +538,11 @@ type mutantBuilds struct {
 	binaries map[string]string // family package -> schema test binary
 }
 
-// buildMutants makes the schema builds of ms (none without schemata).
+// buildMutants makes (or, with r.Bin, finds) the schema builds of ms, none
+// without schemata.
 func (r Runner) buildMutants(ctx context.Context, ms []mutants.Mutant, parallel int, schemata bool) mutantBuilds {
 	b := mutantBuilds{binaries: map[string]string{}}
-	if schemata && len(ms) > 0 {
+	if schemata {
 		b.inSchema, b.binaries = r.buildSchemata(ctx, ms, parallel)
 	}
 	return b
@@ -587,24 +588,36 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 	return results
 }
 
+// MutantPhase is an audit's mutant phase: the mutants to run (none, in a
+// shard that holds none of them), each over Seeds seeds, from the schema
+// builds when Schemata (RunMutants).
+type MutantPhase struct {
+	Mutants  []mutants.Mutant
+	Seeds    int
+	Schemata bool
+}
+
 // RunAudit runs a whole audit's processes: the claim phase of RunClaims
-// and the mutants of RunMutants, in one budget of r.ClaimProcs processes
-// at once (at least one). Everything is built first, the claim binaries
-// and the schema builds side by side; then the timed checks run alone;
-// then the untimed claim parts and the mutants share the budget, the claim
-// parts first (slots), so that neither phase's tail leaves a core idle
-// (the claim phase ended with TW alone on one core for a fifth of its
-// time, and the mutant phase waited for it). The results are the ones the
-// two calls one after the other would give, in the same order: only the
-// progress lines interleave.
-func (r Runner) RunAudit(ctx context.Context, pattern string, seeds int, ms []mutants.Mutant, mutantSeeds int, schemata bool) ([]claims.Record, []string, []MutantResult, error) {
+// and, unless mp is nil, the mutants of RunMutants, in one budget of
+// r.ClaimProcs processes at once (at least one). Everything is built first,
+// the claim binaries and the schema builds side by side; then the timed
+// checks run alone; then the untimed claim parts and the mutants share the
+// budget, the claim parts first (slots), so that neither phase's tail
+// leaves a core idle (the claim phase ended with TW alone on one core for a
+// fifth of its time, and the mutant phase waited for it). The results are
+// the ones the two calls one after the other would give, in the same
+// order: only the progress lines interleave. The mutants' results are nil
+// without a mutant phase.
+func (r Runner) RunAudit(ctx context.Context, pattern string, seeds int, mp *MutantPhase) ([]claims.Record, []string, []MutantResult, error) {
 	r.Log = &lockedWriter{w: r.Log}
 	var c *claimPhase
 	var cerr error
 	var b mutantBuilds
 	var wg sync.WaitGroup
 	wg.Go(func() { c, cerr = r.startClaims(ctx, pattern, seeds) })
-	wg.Go(func() { b = r.buildMutants(ctx, ms, r.ClaimProcs, schemata) })
+	if mp != nil {
+		wg.Go(func() { b = r.buildMutants(ctx, mp.Mutants, r.ClaimProcs, mp.Schemata) })
+	}
 	wg.Wait()
 	if cerr != nil {
 		return nil, nil, nil, cerr
@@ -612,7 +625,9 @@ func (r Runner) RunAudit(ctx context.Context, pattern string, seeds int, ms []mu
 	c.runTimed()
 	s := newSlots(r.ClaimProcs)
 	var results []MutantResult
-	wg.Go(func() { results = r.runMutants(ctx, ms, mutantSeeds, b, s) })
+	if mp != nil {
+		wg.Go(func() { results = r.runMutants(ctx, mp.Mutants, mp.Seeds, b, s) })
+	}
 	c.runUntimed(s)
 	wg.Wait()
 	recs, failed, err := c.join()

@@ -229,19 +229,18 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 	}
 	r.CheckDeterminism(determinism)
 	start := time.Now()
-	if !withMutants {
-		ms = nil
+	var mp *audit.MutantPhase
+	if withMutants {
+		mp = &audit.MutantPhase{Mutants: ms, Seeds: mutantSeeds, Schemata: schemata}
 	}
 	fmt.Printf("audit: running the claim checks over %s each%s%s%s, %d processes at a time; the timed checks alone first\n",
-		seedsText(seeds), shardNote(shard), determinismNote(determinism), mutantsNote(len(ms), mutantSeeds), parallel)
-	recs, failed, results, err := r.RunAudit(ctx, run, seeds, ms, mutantSeeds, schemata)
+		seedsText(seeds), shardNote(shard), determinismNote(determinism), mutantsNote(mp), parallel)
+	recs, failed, results, err := r.RunAudit(ctx, run, seeds, mp)
 	if err != nil {
 		return err
 	}
-	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs), FailedTests: failed}
-	if withMutants {
-		rep.Mutants = results
-	}
+	rep := &audit.Report{Commit: audit.Commit(st.root), Seeds: seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs), Probes: audit.ProbesOf(recs), FailedTests: failed,
+		Mutants: results}
 	if shard != nil {
 		meta := audit.ShardMeta{Commit: rep.Commit, ClaimsHash: audit.ClaimsHash(), Shard: shard.String(), Run: run, Seeds: seeds,
 			MutantSeeds: mutantSeeds, Mutants: rep.Mutants, MutantIDs: ids}
@@ -258,11 +257,11 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 }
 
 // mutantsNote says which mutants run beside the claim checks.
-func mutantsNote(n, seeds int) string {
-	if n == 0 {
+func mutantsNote(mp *audit.MutantPhase) string {
+	if mp == nil {
 		return ""
 	}
-	return fmt.Sprintf(", and %d mutants over %d seeds each beside them", n, seeds)
+	return fmt.Sprintf(", and %d mutants over %d seeds each beside them", len(mp.Mutants), mp.Seeds)
 }
 
 // determinismNote says what -determinism adds to the claim phase.
