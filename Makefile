@@ -16,9 +16,10 @@ FUZZTIME     ?= 40000x
 # A shrink's budget, in re-runs: SHRINK for every caught mutant, SHRINK_MORE more for one still above
 # the goal (10 operations, 3 preemptions) after them, which only the timing races of the MS swarm use:
 # at 400 more, ms-fence-accepts-any-loading-entry stopped at 1,282 operations and 6 preemptions, at
-# 2,000 it reaches 5 operations and none, in 1,338 re-runs (11 s). SHRINK_WALL is a safety net, not a
-# budget: a shrink it stops depends on the machine, so it stays well above the longest shrink
-# (tw3-scan-all-buckets, 35 re-runs of 100,000 connections: 14-18 s).
+# 2,000 it reaches 5 operations and none, in 1,347 re-runs (6.5-7.6 s). SHRINK_WALL is a safety net,
+# not a budget: a shrink it stops depends on the machine, so it stays well above the longest shrink
+# (that one; tw3-scan-all-buckets, the longest until the run without operations was tried first, took
+# 35 re-runs of 100,000 connections, 14-18 s).
 SHRINK       ?= 200
 SHRINK_MORE  ?= 2000
 SHRINK_WALL  ?= 40s
