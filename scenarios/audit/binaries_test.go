@@ -19,6 +19,7 @@ import (
 // A directory that lacks a package's binary is an error that says how to
 // build them.
 func TestTheClaimPhaseRunsPrebuiltBinaries(t *testing.T) {
+	t.Parallel() // its own processes and directories: beside the others, not after them
 	if testing.Short() {
 		t.Skip("runs go test -c")
 	}
@@ -70,6 +71,7 @@ func TestTheClaimPhaseRunsPrebuiltBinaries(t *testing.T) {
 // build is a failed package ("does not build"), with go's errors in the
 // output, while the other packages' checks run.
 func TestAPackageThatDoesNotBuildIsReportedAsGoTestWould(t *testing.T) {
+	t.Parallel() // its own processes and directories: beside the others, not after them
 	if testing.Short() {
 		t.Skip("runs go test -c")
 	}

@@ -26,6 +26,7 @@ import (
 // end order, made the order), and the timed check ended before any other
 // check began.
 func TestTheClaimPhaseJoinsItsPartsInOrder(t *testing.T) {
+	t.Parallel() // its own processes and directories: beside the others, not after them
 	if testing.Short() {
 		t.Skip("runs go test")
 	}

@@ -124,6 +124,7 @@ func TestFirstFailedTestIsTheNameWithoutItsTiming(t *testing.T) {
 // fixture drifts from one run to the next); without it the same fixture
 // passes, as nothing runs twice.
 func TestTheClaimPhaseChecksDeterminismWhenAsked(t *testing.T) {
+	t.Parallel() // its own processes and directories: beside the others, not after them
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
