@@ -91,9 +91,7 @@ func TestTheAuditRunsClaimsAndMutantsInOneBudget(t *testing.T) {
 	t.Setenv("FAILFAST_MARKS", marks)
 	t.Setenv("WINDTUNNEL_MEET_MARK", filepath.Join(marks, "small"))
 	t.Setenv("WINDTUNNEL_ORDER_LOG", orderLog)
-	m := mutants.Mutant{ID: "fixture-broken", Claims: []string{"X-1"}, What: "the fixture is broken",
-		File: "scenarios/audit/testdata/failfast/fixture.go", Old: "Broken = false", New: "Broken = true",
-		Tests: "^Test", Pkg: "./scenarios/audit/testdata/failfast", Kind: mutants.KindCatalogue}
+	m := failfastMutant()
 	var log bytes.Buffer
 	r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{fast, meet}, Log: &log, Timeout: 5 * time.Minute,
 		ClaimProcs: 2, Timed: map[string][]string{fast: {"TestFastTimed"}}}

@@ -18,6 +18,14 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
+// failfastMutant breaks the failfast fixture: its TestCaught's first
+// subtest then fails.
+func failfastMutant() mutants.Mutant {
+	return mutants.Mutant{ID: "fixture-broken", Claims: []string{"X-1"}, What: "the fixture is broken",
+		File: "scenarios/audit/testdata/failfast/fixture.go", Old: "Broken = false", New: "Broken = true",
+		Tests: "^Test", Pkg: "./scenarios/audit/testdata/failfast", Kind: mutants.KindCatalogue}
+}
+
 // TestMutantRunsStopAtTheirFirstFailure: a mutant is caught by its first
 // failure, and both ways of running one (its own overlay, the family's
 // schema binary) start no test or subtest after it: the fixture's "large"
@@ -31,9 +39,7 @@ func TestMutantRunsStopAtTheirFirstFailure(t *testing.T) {
 	}
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	m := mutants.Mutant{ID: "fixture-broken", Claims: []string{"X-1"}, What: "the fixture is broken",
-		File: "scenarios/audit/testdata/failfast/fixture.go", Old: "Broken = false", New: "Broken = true",
-		Tests: "^Test", Pkg: "./scenarios/audit/testdata/failfast", Kind: mutants.KindCatalogue}
+	m := failfastMutant()
 	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
 
 	bin := filepath.Join(t.TempDir(), "failfast.test")
