@@ -299,7 +299,7 @@ func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 			again = &r
 		}
 		if again.Hash != res.Hash {
-			failure = "determinism: the same seed ran twice with different traces\n" + h.firstDifference(ps.seed)
+			failure = "determinism: the same seed ran twice with different traces\n" + h.firstDifference(ps.seed, res.Hash, again.Hash)
 		}
 	}
 	o := outcome{res: res, value: value, failure: failure}
@@ -412,17 +412,46 @@ func (h *harness) runConfig(cfg sim.Config) (sim.Result, any, string) {
 	return res, value, ""
 }
 
-func (h *harness) firstDifference(seed uint64) string {
-	var a, b bytes.Buffer
-	h.runOnce(seed, &a)
-	h.runOnce(seed, &b)
-	la, lb := strings.Split(a.String(), "\n"), strings.Split(b.String(), "\n")
+// diffPairs bounds firstDifference's re-runs: pairs of runs with a full
+// trace, each pair two more runs of the seed.
+const diffPairs = 3
+
+// firstDifference explains a determinism failure whose two runs had the
+// trace hashes first and second. Only hashes were kept of those runs, so it
+// re-runs the seed in pairs with a full trace (at most diffPairs) until a
+// pair differs, and shows that pair's first difference. Nondeterminism need
+// not recur (a race with another goroutine, a map order that came out the
+// same): when every pair agreed, it says so instead of inventing a
+// difference.
+func (h *harness) firstDifference(seed, first, second uint64) string {
+	for range diffPairs {
+		var a, b bytes.Buffer
+		h.runOnce(seed, &a)
+		h.runOnce(seed, &b)
+		if d := traceDifference(a.String(), b.String()); d != "" {
+			return d
+		}
+	}
+	return fmt.Sprintf("trace hashes %#016x and %#016x; %d more pairs of runs with a full trace agreed with each other, so the difference did not recur", first, second, diffPairs)
+}
+
+// traceDifference is the first line where traces a (run 1) and b (run 2)
+// differ, or "" when they are equal.
+func traceDifference(a, b string) string {
+	if a == b {
+		return ""
+	}
+	la := strings.Split(strings.TrimSuffix(a, "\n"), "\n")
+	lb := strings.Split(strings.TrimSuffix(b, "\n"), "\n")
 	for i := 0; i < len(la) && i < len(lb); i++ {
 		if la[i] != lb[i] {
 			return fmt.Sprintf("first difference at trace line %d:\n  run 1: %s\n  run 2: %s", i+1, la[i], lb[i])
 		}
 	}
-	return fmt.Sprintf("traces differ in length: %d vs %d lines", len(la), len(lb))
+	if len(la) < len(lb) {
+		return fmt.Sprintf("the trace of run 1 is the first %d of the %d lines of run 2's", len(la), len(lb))
+	}
+	return fmt.Sprintf("the trace of run 2 is the first %d of the %d lines of run 1's", len(lb), len(la))
 }
 
 func firstLine(s string) string {
