@@ -3,6 +3,7 @@ package authz
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,19 +217,28 @@ func hugeField(n int) []byte {
 	return b.Bytes()
 }
 
-// A 50 MiB message is rejected for its size, before any parsing: the error
-// is the size limit's, although the input is also malformed JSON-wise, and
-// it does not carry the input.
+// A message 256 times the limit (1 MiB) is rejected for its size, before
+// any parsing: the error is the size limit's, although the input is also
+// malformed JSON-wise, it does not carry the input, and the rejection
+// allocates less than the limit (a decoder that read the input first would
+// buffer all of it). 1 MiB, not more: the size only has to be far over the
+// limit, and under -race each MiB built here costs about 0.1 s.
 func TestHugeMessageIsRejectedBeforeParsing(t *testing.T) {
+	const size = 1 << 20
 	for _, raw := range [][]byte{
-		hugeField(50 << 20),
-		append(hugeField(50<<20), '}'),    // would be trailing data
-		bytes.Repeat([]byte("{"), 50<<20), // would be a syntax error
+		hugeField(size),
+		append(hugeField(size), '}'),    // would be trailing data
+		bytes.Repeat([]byte("{"), size), // would be a syntax error
 	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		_, err := DecodeMessage(raw)
+		runtime.ReadMemStats(&after)
 		checkDecodeError(t, raw, err)
 		assert.EqualError(t, err, "authz: malformed invalidation message: "+
 			strconv.Itoa(len(raw))+" bytes, over the 4096-byte limit (MaxMessageBytes)")
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(MaxMessageBytes),
+			"rejecting %d bytes allocated more than the limit: the input was read before its size was checked", len(raw))
 	}
 }
 
