@@ -36,7 +36,7 @@ func TestTheClaimPhaseJoinsItsPartsInOrder(t *testing.T) {
 	files := map[int][]byte{}
 	for _, procs := range []int{1, 2} {
 		orderLog := filepath.Join(t.TempDir(), "order.log")
-		r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{slow, fast}, Log: io.Discard, Timeout: 5 * time.Minute,
+		r := Runner{Root: root, Out: t.TempDir(), Bin: prebuiltFixtures(t), Pkgs: []string{slow, fast}, Log: io.Discard, Timeout: 5 * time.Minute,
 			ClaimProcs: procs, Timed: map[string][]string{fast: {"TestFastTimed"}}, Env: map[string]string{"WINDTUNNEL_ORDER_LOG": orderLog}}
 		recs, failed, err := r.RunClaims(context.Background(), "^Test", 0)
 		require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestTheAuditRunsClaimsAndMutantsInOneBudget(t *testing.T) {
 	t.Setenv("WINDTUNNEL_ORDER_LOG", orderLog)
 	m := failfastMutant()
 	var log bytes.Buffer
-	r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{fast, meet}, Log: &log, Timeout: 5 * time.Minute,
+	r := Runner{Root: root, Out: t.TempDir(), Bin: prebuiltFixtures(t), Pkgs: []string{fast, meet}, Log: &log, Timeout: 5 * time.Minute,
 		ClaimProcs: 2, Timed: map[string][]string{fast: {"TestFastTimed"}}}
 	recs, failed, results, err := r.RunAudit(context.Background(), "^Test", 0, &MutantPhase{Mutants: []mutants.Mutant{m}, Seeds: 1, Schemata: true})
 	require.NoError(t, err)

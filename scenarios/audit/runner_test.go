@@ -137,7 +137,7 @@ func TestTheClaimPhaseChecksDeterminismWhenAsked(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	for _, n := range []int{0, 2} {
-		r := Runner{Root: root, Out: t.TempDir(), Pkgs: []string{"./scenarios/audit/testdata/determinism"}, Log: io.Discard, Timeout: 5 * time.Minute}
+		r := Runner{Root: root, Out: t.TempDir(), Bin: prebuiltFixtures(t), Pkgs: []string{"./scenarios/audit/testdata/determinism"}, Log: io.Discard, Timeout: 5 * time.Minute}
 		r.CheckDeterminism(n)
 		_, failed, err := r.RunClaims(context.Background(), "^TestDrifts$", 0)
 		require.Error(t, err, "the fixture writes no claim records")
