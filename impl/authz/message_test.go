@@ -222,7 +222,8 @@ func hugeField(n int) []byte {
 // malformed JSON-wise, it does not carry the input, and the rejection
 // allocates less than the limit (a decoder that read the input first would
 // buffer all of it). 1 MiB, not more: the size only has to be far over the
-// limit, and under -race each MiB built here costs about 0.1 s.
+// limit, and under -race building and checking three 50 MiB inputs took
+// 6.2 s (three of 1 MiB: 0.19 s).
 func TestHugeMessageIsRejectedBeforeParsing(t *testing.T) {
 	const size = 1 << 20
 	for _, raw := range [][]byte{

@@ -23,7 +23,7 @@ import (
 // of the package's CPU. The tests whose subject is the build (prebuilt
 // against own binaries, a package that does not build, the mutants' own
 // overlays) still build their own.
-var shared struct {
+var sharedBuild struct {
 	once sync.Once
 	dir  string
 	err  error
@@ -42,29 +42,29 @@ var sharedFixturePkgs = []string{
 // builds and the others wait for it.
 func prebuiltFixtures(t *testing.T) string {
 	t.Helper()
-	shared.once.Do(func() {
+	sharedBuild.once.Do(func() {
 		dir, err := os.MkdirTemp("", "windtunnel-audit-fixtures-")
 		if err != nil {
-			shared.err = err
+			sharedBuild.err = err
 			return
 		}
 		root, err := filepath.Abs("../..")
 		if err != nil {
-			shared.err = err
+			sharedBuild.err = err
 			return
 		}
-		shared.dir = dir
+		sharedBuild.dir = dir
 		b := Runner{Root: root, Bin: dir, Pkgs: sharedFixturePkgs, Log: io.Discard, Timeout: 5 * time.Minute}
-		shared.err = b.Build(context.Background(), []mutants.Mutant{failfastMutant()}, 2)
+		sharedBuild.err = b.Build(context.Background(), []mutants.Mutant{failfastMutant()}, 2)
 	})
-	require.NoError(t, shared.err, "building the shared fixture binaries")
-	return shared.dir
+	require.NoError(t, sharedBuild.err, "building the shared fixture binaries")
+	return sharedBuild.dir
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.dir != "" {
-		if err := os.RemoveAll(shared.dir); err != nil {
+	if sharedBuild.dir != "" {
+		if err := os.RemoveAll(sharedBuild.dir); err != nil {
 			fmt.Fprintf(os.Stderr, "removing the shared fixture binaries: %v\n", err)
 		}
 	}
