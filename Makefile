@@ -33,7 +33,7 @@ GOGC         ?= 400
 # LEAN_GOGC: make race and make fuzz collect at Go's default instead: memory that grows with the heap
 # (the race detector's shadow memory, several times the heap's size; the fuzzer's workers) costs
 # more there in page faults than the collections a larger heap saves. Alternated runs: make race
-# 79.1 CPU-s at 400 against 70.9 at 100 (4 runs each; 72.5 at 200, 75.1 at 50), make fuzz 44.8
+# 79.1 CPU-s at 400 against 70.9 at 100 (2 runs at 400, 4 at 100; 72.5 at 200, 75.1 at 50), make fuzz 44.7
 # against 41.9 (2 each), while make unit went the other way (90.3 at 400, 107.0 at 100).
 LEAN_GOGC    ?= 100
 GOMEMLIMIT   ?= 1GiB
