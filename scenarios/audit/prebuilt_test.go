@@ -38,8 +38,8 @@ var sharedFixturePkgs = []string{
 }
 
 // prebuiltFixtures is the directory of the shared binaries, for Runner.Bin.
-// The tests that use it run beside each other (t.Parallel); the first one
-// builds and the others wait for it.
+// Two of the tests that use it run beside each other (t.Parallel): the first
+// to ask builds, and the other waits for it.
 func prebuiltFixtures(t *testing.T) string {
 	t.Helper()
 	sharedBuild.once.Do(func() {
@@ -48,12 +48,12 @@ func prebuiltFixtures(t *testing.T) string {
 			sharedBuild.err = err
 			return
 		}
+		sharedBuild.dir = dir // TestMain removes it, whatever happens next
 		root, err := filepath.Abs("../..")
 		if err != nil {
 			sharedBuild.err = err
 			return
 		}
-		sharedBuild.dir = dir
 		b := Runner{Root: root, Bin: dir, Pkgs: sharedFixturePkgs, Log: io.Discard, Timeout: 5 * time.Minute}
 		sharedBuild.err = b.Build(context.Background(), []mutants.Mutant{failfastMutant()}, 2)
 	})
