@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +15,8 @@ import (
 )
 
 // fakeMake stands in for make: it appends "start <stage>" and "end
-// <stage>" to a journal, and fails the stage named by $FAIL. fg1 and bg1
+// <stage>" to a journal, writes a line to stdout and one to stderr, and
+// fails the stage named by $FAIL; the last stage spins for 0.5 s of CPU. fg1 and bg1
 // each end only once the other has started (or 10 s have passed), so the
 // journal shows whether the two overlap whatever the machine's load.
 const fakeMake = `#!/usr/bin/env bash
@@ -28,6 +31,8 @@ if [ -n "$other" ]; then
 	for _ in $(seq 100); do grep -q "start $other" "$JOURNAL" && break; sleep 0.1; done
 fi
 echo "output of $stage"
+echo "stderr of $stage" >&2
+if [ "$stage" = last ]; then timeout 0.5 bash -c 'while :; do :; done'; fi
 sleep 0.1
 echo "end $stage" >>"$JOURNAL"
 [ "$stage" != "${FAIL:-}" ]
@@ -77,6 +82,28 @@ func TestStagesOverlapAndTheFirstAndLastRunAlone(t *testing.T) {
 	assert.Regexp(t, `test-stages: first +passed +[0-9.]+s`, out)
 	assert.Regexp(t, `test-stages: last +passed +[0-9.]+s`, out)
 	assert.Contains(t, out, "test-stages: every stage passed")
+}
+
+// The table gives each stage's CPU time beside its wall time, and their sum:
+// the last stage's half second of spinning shows there, while a stage that
+// only sleeps shows next to none; and measuring does not swallow a stage's
+// stderr.
+func TestStagesReportTheirCPUTime(t *testing.T) {
+	out, _, err := runStages(t, "")
+	require.NoError(t, err, out)
+	cpu := func(stage string) float64 {
+		m := regexp.MustCompile(`test-stages: ` + regexp.QuoteMeta(stage) + ` +(?:passed)? +(?:[0-9.]+s)? +([0-9.]+)s\n`).FindStringSubmatch(out)
+		require.NotNil(t, m, "no CPU figure for %s in:\n%s", stage, out)
+		f, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		return f
+	}
+	assert.GreaterOrEqual(t, cpu("last"), 0.1, out)
+	assert.Less(t, cpu("first"), 0.1, out)
+	assert.GreaterOrEqual(t, cpu("(all stages)"), cpu("last"), out)
+	for _, s := range []string{"first", "fg1", "last"} {
+		assert.Contains(t, out, "stderr of "+s)
+	}
 }
 
 // A failing stage fails the run and stops every later stage that has not

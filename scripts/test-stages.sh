@@ -21,7 +21,7 @@
 # other stage loads. As with make, the first failing stage stops the run:
 # no later foreground stage starts (the background ones finish, so their
 # services are stopped by their own scripts), and the exit status is 1.
-# A table of every stage's result and wall time ends the output.
+# A table of every stage's result, wall time and CPU time ends the output.
 set -uo pipefail
 
 usage='usage: scripts/test-stages.sh MAKE OUT "FIRST..." "BACKGROUND..." "FOREGROUND..." "LAST..."'
@@ -40,14 +40,16 @@ logs="$out/test-stages"
 rm -rf "$logs"
 mkdir -p "$logs"
 
-# One stage: its result line ("stage rc seconds") goes to $logs/results.
+# One stage: its result line ("stage rc wall user sys", in seconds; user
+# and sys are the CPU time of every process the stage ran) goes to
+# $logs/results. Bash's time keyword measures them: its report goes to the
+# stage's .time file, the stage's own stderr to ours (fd 3).
 run_stage() {
-	local stage=$1 start end rc
-	start=$(date +%s.%N)
-	$make_cmd --no-print-directory "$stage"
+	local stage=$1 rc TIMEFORMAT='%R %U %S'
+	{ time $make_cmd --no-print-directory "$stage" 2>&3; } 3>&2 2>"$logs/$stage.time"
 	rc=$?
-	end=$(date +%s.%N)
-	awk -v s="$stage" -v rc="$rc" -v a="$start" -v b="$end" 'BEGIN {printf "%s %d %.1f\n", s, rc, b - a}' >>"$logs/results"
+	read -r wall user sys <"$logs/$stage.time" || { wall=0 user=0 sys=0; }
+	echo "$stage $rc $wall $user $sys" >>"$logs/results"
 	return "$rc"
 }
 
@@ -114,17 +116,20 @@ if [ -z "$failed" ]; then
 fi
 
 echo
-echo "test-stages: stage                result   wall"
-while read -r stage rc secs; do
+# CPU is user plus system time: stages that ran at once share the cores, so
+# their wall times overlap and only their CPU times add up.
+echo "test-stages: stage                result   wall      CPU"
+while read -r stage rc wall user sys; do
 	result=passed
 	if [ "$rc" -ne 0 ]; then result="FAILED"; fi
-	printf 'test-stages: %-20s %-8s %6ss\n' "$stage" "$result" "$secs"
+	printf 'test-stages: %-20s %-8s %6.1fs %7.1fs\n' "$stage" "$result" "$wall" "$(echo "$user $sys" | awk '{print $1 + $2}')"
 done <"$logs/results"
 for s in "${first[@]}" "${background[@]}" "${foreground[@]}" "${last[@]}"; do
 	if ! awk -v s="$s" '$1 == s {found=1} END {exit !found}' "$logs/results"; then
 		printf 'test-stages: %-20s %-8s\n' "$s" "not run"
 	fi
 done
+awk '{cpu += $4 + $5} END {printf "test-stages: %-29s %7s %7.1fs\n", "(all stages)", "", cpu}' "$logs/results"
 if [ -n "$failed" ]; then
 	echo "test-stages: FAILED: $failed"
 	exit 1
