@@ -42,11 +42,17 @@ mkdir -p "$logs"
 
 # One stage: its result line ("stage rc wall user sys", in seconds; user
 # and sys are the CPU time of every process the stage ran) goes to
-# $logs/results. Bash's time keyword measures them: its report goes to the
-# stage's .time file, the stage's own stderr to ours (fd 3).
+# $logs/results. Bash's time keyword measures them, in a subshell of the
+# stage's own: time counts the CPU of every child the shell reaps while it
+# runs, and this shell reaps the background stages' subshell whenever it
+# ends, in the middle of a foreground stage. Its report goes to the stage's
+# .time file, the stage's own stderr to ours (fd 3).
 run_stage() {
-	local stage=$1 rc TIMEFORMAT='%R %U %S'
-	{ time $make_cmd --no-print-directory "$stage" 2>&3; } 3>&2 2>"$logs/$stage.time"
+	local stage=$1 rc
+	(
+		TIMEFORMAT='%R %U %S'
+		time $make_cmd --no-print-directory "$stage" 2>&3
+	) 3>&2 2>"$logs/$stage.time"
 	rc=$?
 	read -r wall user sys <"$logs/$stage.time" || { wall=0 user=0 sys=0; }
 	echo "$stage $rc $wall $user $sys" >>"$logs/results"
