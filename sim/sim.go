@@ -170,6 +170,16 @@ func Run(cfg Config, main func(s *Sim)) Result {
 // to this loop in s.decision. Either way each decision is made exactly once,
 // at the same point and from the same state, so the schedule does not depend
 // on which coroutine made it.
+//
+// A decision for another task still costs two coroutine switches, into the
+// loop and out of it. Tasks that resume each other directly (a chain, each
+// task waiting inside the call that resumed the next, control going back
+// down by yields) were tried and dropped: on BenchmarkLockReadSleep they
+// switched 29% less often (17,133 resumptions instead of 24,224) but ran no
+// faster, 1.6% at best, within the machine's noise, and so did the claim
+// families; random walks over 512 tasks ran 30% slower. A switch back into
+// the loop lands on a stack the cache holds; one down a chain lands on a
+// task's, which it seldom does.
 func (s *Sim) loop() {
 	for {
 		i := s.decision
