@@ -7,13 +7,13 @@ import (
 
 // A task that calls runtime.Goexit (t.FailNow, or a failed require, inside a
 // task) ends the goroutine that called Run, as it would end a test's
-// goroutine, and no task runs another step while the tasks below it on the
-// chain of Sim.handOff unwind with it: their deferred rt calls do not
-// schedule.
+// goroutine (iter.Pull carries a Goexit into whoever resumed the
+// coroutine: the loop), and no other task runs another step. A scheduler
+// in which tasks resume each other would carry it into a task instead, and
+// that task's deferred rt calls would run the simulation on.
 func TestGoexitInATaskEndsTheRunWithoutFurtherSteps(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		var stepsAtExit, steps int64
-		var sim *Sim
+		var sectionsAtExit, sections int64
 		done := make(chan string)
 		go func() {
 			status := "goexit"
@@ -24,7 +24,6 @@ func TestGoexitInATaskEndsTheRunWithoutFurtherSteps(t *testing.T) {
 				done <- status
 			}()
 			Run(Config{Seed: seed}, func(s *Sim) {
-				sim = s
 				mu := s.NewMutex("m")
 				wg := s.NewWaitGroup("w")
 				wg.Add(4)
@@ -35,10 +34,10 @@ func TestGoexitInATaskEndsTheRunWithoutFurtherSteps(t *testing.T) {
 						}
 						for j := range 50 {
 							mu.Lock()
-							steps++
+							sections++
 							mu.Unlock()
 							if k == 2 && j == 20 {
-								stepsAtExit = steps
+								sectionsAtExit = sections
 								runtime.Goexit()
 							}
 						}
@@ -51,9 +50,8 @@ func TestGoexitInATaskEndsTheRunWithoutFurtherSteps(t *testing.T) {
 		if got := <-done; got != "goexit" {
 			t.Fatalf("seed %d: Run's goroutine %s, want goexit", seed, got)
 		}
-		if steps != stepsAtExit {
-			t.Errorf("seed %d: tasks went on after the Goexit: %d critical sections, %d at the Goexit", seed, steps, stepsAtExit)
+		if sections != sectionsAtExit {
+			t.Errorf("seed %d: tasks went on after the Goexit: %d critical sections, %d at the Goexit", seed, sections, sectionsAtExit)
 		}
-		_ = sim
 	}
 }
