@@ -46,10 +46,12 @@ mkdir -p "$logs"
 # stage's own: time counts the CPU of every child the shell reaps while it
 # runs, and this shell reaps the background stages' subshell whenever it
 # ends, in the middle of a foreground stage. Its report goes to the stage's
-# .time file, the stage's own stderr to ours (fd 3).
+# .time file, the stage's own stderr to ours (fd 3); LC_NUMERIC=C keeps its
+# decimal point a point, which the table's printf reads back.
 run_stage() {
-	local stage=$1 rc
+	local stage=$1 rc wall user sys
 	(
+		LC_NUMERIC=C
 		TIMEFORMAT='%R %U %S'
 		time $make_cmd --no-print-directory "$stage" 2>&3
 	) 3>&2 2>"$logs/$stage.time"
@@ -128,7 +130,7 @@ echo "test-stages: stage                result   wall      CPU"
 while read -r stage rc wall user sys; do
 	result=passed
 	if [ "$rc" -ne 0 ]; then result="FAILED"; fi
-	printf 'test-stages: %-20s %-8s %6.1fs %7.1fs\n' "$stage" "$result" "$wall" "$(echo "$user $sys" | awk '{print $1 + $2}')"
+	LC_NUMERIC=C printf 'test-stages: %-20s %-8s %6.1fs %7.1fs\n' "$stage" "$result" "$wall" "$(echo "$user $sys" | awk '{print $1 + $2}')"
 done <"$logs/results"
 for s in "${first[@]}" "${background[@]}" "${foreground[@]}" "${last[@]}"; do
 	if ! awk -v s="$s" '$1 == s {found=1} END {exit !found}' "$logs/results"; then
