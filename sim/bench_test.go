@@ -21,7 +21,9 @@ import (
 // most 1.2x BenchmarkBareCoroutine with 0 allocs/step; BenchmarkSteps at 512
 // tasks at most 1.3x its 2-task figure for each of random, pct and mutex;
 // BenchmarkSleep nearly flat from 1 to 100,000 pending timers;
-// BenchmarkLockReadSleep/sim at most 0.8x BenchmarkLockReadSleep/synctest.
+// BenchmarkLockReadSleep/sim at most 0.8x BenchmarkLockReadSleep/synctest
+// (sim-pct is the same program under PCT, which switches tasks only where a
+// goroutine would: see BenchmarkLockReadSleep).
 // TestCommonPathsDoNotAllocate turns the 0 allocs/step goal into a failing
 // test.
 //
@@ -233,32 +235,18 @@ const (
 // BenchmarkLockReadSleep compares the simulator with testing/synctest (real
 // goroutines in a bubble, sync.Mutex, time.Sleep on the bubble's fake clock)
 // on the same program. One op is one whole run of the program.
+//
+// sim runs it under the default strategy, the random walk, which may switch
+// tasks at every scheduling point (three per iteration: Lock, Unlock, Sleep)
+// and with 8 runnable tasks does so 7 times in 8: about three coroutine
+// round trips per iteration where synctest's goroutines switch once, when
+// they sleep. sim-pct runs it under PCT (depth 3), whose highest-priority
+// task runs until it blocks, as a goroutine does. resumptions/op counts the
+// coroutine round trips of a run: it does not depend on the machine.
 func BenchmarkLockReadSleep(b *testing.B) {
-	b.Run("sim", func(b *testing.B) {
-		var sink int
-		for b.Loop() {
-			res := Run(Config{Seed: 1}, func(s *Sim) {
-				mu := s.NewMutex("m")
-				wg := s.NewWaitGroup("all")
-				shared := 42
-				wg.Add(lrsTasks)
-				for range lrsTasks {
-					s.Go("worker", func() {
-						defer wg.Done()
-						for range lrsIters {
-							mu.Lock()
-							sink += shared
-							mu.Unlock()
-							_ = s.Sleep(bg, time.Millisecond)
-						}
-					})
-				}
-				_ = wg.Wait(bg)
-			})
-			if res.Err != nil {
-				b.Fatal(res.Err)
-			}
-		}
+	b.Run("sim", func(b *testing.B) { lockReadSleep(b, Config{Seed: 1}) })
+	b.Run("sim-pct", func(b *testing.B) {
+		lockReadSleep(b, Config{Seed: 1, Strategy: PCT(3, lrsTasks*lrsIters*4)})
 	})
 	b.Run("synctest", func(b *testing.B) {
 		withT(b, func(t *testing.T) {
@@ -311,4 +299,36 @@ func withT(b *testing.B, f func(t *testing.T)) {
 	if !ok {
 		b.Fatal("the synctest run failed")
 	}
+}
+
+// lockReadSleep runs the program of BenchmarkLockReadSleep under the
+// simulator with cfg, once per op.
+func lockReadSleep(b *testing.B, cfg Config) {
+	var sink int
+	var resumptions int64
+	for b.Loop() {
+		res := Run(cfg, func(s *Sim) {
+			mu := s.NewMutex("m")
+			wg := s.NewWaitGroup("all")
+			shared := 42
+			wg.Add(lrsTasks)
+			for range lrsTasks {
+				s.Go("worker", func() {
+					defer wg.Done()
+					for range lrsIters {
+						mu.Lock()
+						sink += shared
+						mu.Unlock()
+						_ = s.Sleep(bg, time.Millisecond)
+					}
+				})
+			}
+			_ = wg.Wait(bg)
+			resumptions = s.switches
+		})
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+	b.ReportMetric(float64(resumptions), "resumptions/op")
 }
