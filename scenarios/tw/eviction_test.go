@@ -207,6 +207,153 @@ func evictInOrder(s *sim.Sim) (claims.Sample, error) {
 	return smp, nil
 }
 
+// TestTW10_EvictionDuringAPassDirected reaches on purpose what
+// TestHandlerRealEviction met with real goroutines under load, and the
+// swarm world never does (it opens off the pass instants): an eviction
+// between a pass that fired the connection and that pass's reports. Each
+// round arms every connection of a full queue to come due just before a
+// pass instant P, and at exactly P the main task opens one more, while the
+// cop task passes: whichever runs first, the least recently active
+// connection is evicted. When the pass has fired it and released the lock
+// but not yet reported, the eviction is reported first and the pass's
+// timeout after it (ProbeReportedAfterEviction). Judged from outside: each
+// eviction is reported once, from its Open, closed and out of the wheel,
+// counted; and no timeout of an evicted connection fired after its eviction,
+// by the instants read under the lock (Timeout.At), whatever order the
+// reports came in. A connection left in the wheel fires at a later pass.
+func TestTW10_EvictionDuringAPassDirected(t *testing.T) {
+	claims.Run(t, claims.Check[claims.Sample]{
+		Claim: "TW-10", Seeds: seeds(10), Config: twSim,
+		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return evictDuringPasses(s) },
+		Sample: func(r claims.Sample) claims.Sample { return r },
+		Measured: func(o claims.Outcome) string {
+			return fmt.Sprintf("%d evictions at a pass instant: %d were reported otherwise than once from their Open, left open, in the wheel or uncounted, or had a timeout fire after them%s", o.Of, o.Wrong, failedText(o))
+		},
+		Probes: []claims.Probe{
+			{Name: netthreads.ProbeReportedAfterEviction, What: "a pass's timeout of a connection reported after its eviction was (the pass fired it first, and reports after releasing the lock)", Min: 5},
+		},
+	})
+}
+
+// evictDuringPassesRounds is how many pass instants evictDuringPasses
+// opens at.
+const evictDuringPassesRounds = 8
+
+func evictDuringPasses(s *sim.Sim) (claims.Sample, error) {
+	var smp claims.Sample
+	ctx := context.Background()
+	rnd := s.Rand()
+	tick := claims.Get("TW-2", "tick").Duration()
+	limit := 4 + rnd.IntN(8)
+	cfg := defaultCop()
+	cfg.MaxConns = limit
+	type report struct {
+		to     inactivitycop.Timeout
+		inOpen bool
+		closed bool
+	}
+	var reports []report
+	evictedAt := map[uint64]int{} // a connection's eviction: its index in reports
+	opening := false
+	// The handler's log has a lock of its own, as it would with real
+	// goroutines (TestHandlerRealEviction's): taking it is where a pass's
+	// reports give way to other tasks, an Open among them.
+	logMu := s.NewMutex("log")
+	h, err := inactivitycop.NewHandler(s, "net-0", cfg, func(to inactivitycop.Timeout) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if _, gone := evictedAt[to.Conn.ID()]; gone && to.Kind != inactivitycop.Evicted {
+			s.Probe(netthreads.ProbeReportedAfterEviction)
+		}
+		if to.Kind == inactivitycop.Evicted {
+			evictedAt[to.Conn.ID()] = len(reports)
+		}
+		reports = append(reports, report{to: to, inOpen: opening, closed: to.Conn.Closed()})
+	})
+	if err != nil {
+		return smp, err
+	}
+	origin := s.Now()
+	runCtx, cancel := s.WithCancel(ctx)
+	done := h.Start(runCtx)
+	defer func() { cancel(); _ = done.Wait(ctx) }()
+	wrong := func(format string, a ...any) (claims.Sample, error) {
+		err := fmt.Errorf("TW-10: "+format, a...)
+		smp.Wrongly(func() string { return err.Error() })
+		return smp, err
+	}
+	until := func(at time.Time) { _ = s.Sleep(ctx, at.Sub(s.Now())) }
+	var order []*inactivitycop.Conn // least recently active first
+	until(origin.Add(tick / 2))
+	for range limit {
+		order = append(order, h.Open())
+	}
+	for round := range evictDuringPassesRounds {
+		pass := origin.Add(time.Duration(2*round+2) * tick)
+		until(pass.Add(-tick / 2))
+		// Due in the last half tick before the pass: it fires them all.
+		for _, c := range order {
+			d := tick/4 + time.Duration(rnd.Int64N(int64(tick/5)))
+			if err := h.SetInactivityTimeout(c, d); err != nil {
+				return smp, err
+			}
+		}
+		until(pass)
+		want := order[0]
+		n := len(reports)
+		opening = true
+		c := h.Open()
+		opening = false
+		smp.Of++
+		// The pass's reports may come while the Open waits for the lock:
+		// only evictions are the Open's.
+		var rs []report
+		for _, r := range reports[n:] {
+			if r.to.Kind == inactivitycop.Evicted {
+				rs = append(rs, r)
+			}
+		}
+		switch {
+		case len(rs) != 1 || rs[0].to.Conn != want || !rs[0].inOpen:
+			ids := make([]uint64, len(rs))
+			for i, r := range rs {
+				ids[i] = r.to.Conn.ID()
+			}
+			return wrong("round %d: opening connection %d at the pass instant %v reported the eviction of connections %v, want connection %d's alone, from inside the Open", round, c.ID(), pass.Sub(origin), ids, want.ID())
+		case !rs[0].closed:
+			return wrong("round %d: connection %d's eviction was reported before it was closed", round, want.ID())
+		}
+		var held bool
+		h.Do(func(*inactivitycop.Cop, time.Time) { _, held = want.WheelDeadline() })
+		if held {
+			return wrong("round %d: evicted connection %d is still in the wheel", round, want.ID())
+		}
+		order = append(order[1:], c)
+	}
+	until(origin.Add(time.Duration(2*evictDuringPassesRounds+4) * tick)) // every deadline passes
+	for _, r := range reports {
+		id := r.to.Conn.ID()
+		at, gone := evictedAt[id]
+		if !gone {
+			continue
+		}
+		eviction := reports[at].to.At
+		if r.to.Kind == inactivitycop.Evicted && r.to.At != eviction {
+			return wrong("connection %d was evicted twice, at %v and %v", id, eviction.Sub(origin), r.to.At.Sub(origin))
+		}
+		if r.to.At.After(eviction) {
+			return wrong("connection %d's %v timeout fired at %v, after its eviction at %v", id, r.to.Kind, r.to.At.Sub(origin), eviction.Sub(origin))
+		}
+	}
+	if len(evictedAt) != evictDuringPassesRounds {
+		return wrong("%d connections were reported evicted in %d rounds", len(evictedAt), evictDuringPassesRounds)
+	}
+	if got := h.Metrics().Evicted.Value(); got != int64(len(evictedAt)) {
+		return wrong("inactivity_cop_evicted is %d, %d connections were evicted", got, len(evictedAt))
+	}
+	return smp, nil
+}
+
 func idsOf(cs []*inactivitycop.Conn) []uint64 {
 	out := make([]uint64, len(cs))
 	for i, c := range cs {

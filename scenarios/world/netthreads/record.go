@@ -33,6 +33,16 @@ const (
 	// ProbeEvictedArmed: an evicted connection had a deadline armed: left
 	// in the wheel, it would fire later.
 	ProbeEvictedArmed = "tw/evicted-while-armed"
+	// ProbeReportedAfterEviction: a pass's timeout of a connection was
+	// reported after that connection's eviction was. The pass fired it
+	// first, under the lock, and reports once it has released the lock; an
+	// Open in between evicted the connection and reported at once. The
+	// handler hears of a timeout of a connection it was told is gone, though
+	// nothing fired after the eviction. TestHandlerRealEviction met it with
+	// real goroutines under load; the swarm world, which opens off the pass
+	// instants, never does, and TestTW10_EvictionDuringAPassDirected
+	// reaches it on purpose.
+	ProbeReportedAfterEviction = "tw/timeout-reported-after-eviction"
 )
 
 // Stats are the world's own counts of what it did.
