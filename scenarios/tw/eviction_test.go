@@ -116,14 +116,8 @@ func evictInOrder(s *sim.Sim) (claims.Sample, error) {
 	if err != nil {
 		return smp, err
 	}
-	runCtx, cancel := s.WithCancel(ctx)
-	done := h.Start(runCtx)
-	defer func() { cancel(); _ = done.Wait(ctx) }()
-	wrong := func(format string, a ...any) (claims.Sample, error) {
-		err := fmt.Errorf("TW-10: "+format, a...)
-		smp.Wrongly(func() string { return err.Error() })
-		return smp, err
-	}
+	defer runHandler(s, h)()
+	wrong := wrongTW10(&smp)
 	var order []*inactivitycop.Conn // the documented order: least recently active first
 	touch := func(c *inactivitycop.Conn) {
 		if i := slices.Index(order, c); i >= 0 {
@@ -274,14 +268,8 @@ func evictDuringPasses(s *sim.Sim) (claims.Sample, error) {
 		return smp, err
 	}
 	origin := s.Now()
-	runCtx, cancel := s.WithCancel(ctx)
-	done := h.Start(runCtx)
-	defer func() { cancel(); _ = done.Wait(ctx) }()
-	wrong := func(format string, a ...any) (claims.Sample, error) {
-		err := fmt.Errorf("TW-10: "+format, a...)
-		smp.Wrongly(func() string { return err.Error() })
-		return smp, err
-	}
+	defer runHandler(s, h)()
+	wrong := wrongTW10(&smp)
 	until := func(at time.Time) { _ = s.Sleep(ctx, at.Sub(s.Now())) }
 	var order []*inactivitycop.Conn // least recently active first
 	until(origin.Add(tick / 2))
@@ -352,6 +340,25 @@ func evictDuringPasses(s *sim.Sim) (claims.Sample, error) {
 		return wrong("inactivity_cop_evicted is %d, %d connections were evicted", got, len(evictedAt))
 	}
 	return smp, nil
+}
+
+// runHandler starts h's cop task; what it returns stops the task and
+// waits for it.
+func runHandler(s *sim.Sim, h *inactivitycop.Handler) (stop func()) {
+	ctx := context.Background()
+	runCtx, cancel := s.WithCancel(ctx)
+	done := h.Start(runCtx)
+	return func() { cancel(); _ = done.Wait(ctx) }
+}
+
+// wrongTW10 returns a TW-10 directed check's way to fail: the violation is
+// counted in *smp and returned with it.
+func wrongTW10(smp *claims.Sample) func(format string, a ...any) (claims.Sample, error) {
+	return func(format string, a ...any) (claims.Sample, error) {
+		err := fmt.Errorf("TW-10: "+format, a...)
+		smp.Wrongly(func() string { return err.Error() })
+		return *smp, err
+	}
 }
 
 func idsOf(cs []*inactivitycop.Conn) []uint64 {
