@@ -317,7 +317,7 @@ type CatchUp struct {
 	Thread      int
 	PauseTicks  int64 // ticks from the cursor at the stop to the restart's tick, inclusive
 	Ring        int
-	Examined    int64 // distinct buckets examined: the wheel's bucket count minus resumed ones
+	Examined    int64 // buckets examined: the wheel's bucket count, a bucket a continuation resumes counted once
 	Passes      int64
 	Visited     int64
 	OffGridJump bool
@@ -328,7 +328,7 @@ type CatchUp struct {
 // tick's bucket once, but never more than the ring.
 func (cu CatchUp) Check() error {
 	if want := min(cu.PauseTicks, int64(cu.Ring)); cu.Examined != want {
-		return fmt.Errorf("thread %d: the catch-up after a pause of %d ticks examined %d distinct buckets over %d passes; with a ring of %d it must examine %d (fast-forward)",
+		return fmt.Errorf("thread %d: the catch-up after a pause of %d ticks examined %d buckets over %d passes; with a ring of %d it must examine %d, each missed tick's once (fast-forward)",
 			cu.Thread, cu.PauseTicks, cu.Examined, cu.Passes, cu.Ring, want)
 	}
 	return nil

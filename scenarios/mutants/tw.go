@@ -69,6 +69,15 @@ var twMutants = []Mutant{
 		Pkg:   "./scenarios/tw",
 	},
 	{
+		ID: "tw5-fast-forward-one-tick-late", Claims: []string{"TW-5"},
+		What:  "the cursor is fast-forwarded only after a jump of more than ring+1 ticks: the catch-up after a jump of exactly ring+1 ticks walks them all and examines one bucket twice (every timeout still fires on time)",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "if ring := int64(len(w.buckets)); last-w.cursor >= ring {",
+		New:   "if ring := int64(len(w.buckets)); last-w.cursor > ring {",
+		Tests: "^TestTW5_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
 		ID: "tw6-schedule-without-cancel", Claims: []string{"TW-6"},
 		What:  "Schedule links the element without unlinking it first, trusting callers to cancel (a re-arm leaves it in two lists)",
 		File:  "impl/timerwheel/wheel.go",

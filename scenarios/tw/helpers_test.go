@@ -167,6 +167,17 @@ func pausesBeyondTheRing(c *netthreads.Config, rnd *rand.Rand) {
 	c.SetPauses(rnd, []time.Duration{long(), long()}, []bool{false, true})
 }
 
+// pausesAtTheRing makes every world pause twice at TW-5's boundary, for the
+// ring of one of its threads drawn at random: once for one tick more than
+// the ring, the shortest pause the fast-forward must shorten, and once for
+// exactly the ring, the longest the catch-up walks whole, restarting off
+// the tick grid half the time. A thread with another ring catches up after
+// a pause shorter or longer than its own.
+func pausesAtTheRing(c *netthreads.Config, rnd *rand.Rand) {
+	ring := int64(c.Threads[rnd.IntN(len(c.Threads))].Cop.Buckets)
+	c.SetPausesInTicks(rnd, []int64{ring + 1, ring}, []bool{false, rnd.IntN(2) == 0})
+}
+
 // oneBurstThread makes the first thread a burst thread (a budget of 16 to
 // 128, bursts larger than it), so that every world continues passes.
 func oneBurstThread(c *netthreads.Config, rnd *rand.Rand) {

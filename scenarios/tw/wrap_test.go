@@ -96,15 +96,41 @@ func wrapScript(s *sim.Sim) (claims.Sample, error) {
 // TestTW5_CatchUpAfterLongPauses checks TW-5's fast-forward in the swarm
 // world: every world pauses twice for longer than its longest ring, the
 // second time restarting off the tick grid (a clock jump). Each restart's
-// catch-up examines exactly min(missed ticks, ring) distinct buckets, and
+// catch-up examines exactly min(missed ticks, ring) buckets, and
 // every timeout, wrapped or caught up, is the full scan's (TW-2's
 // differential).
 func TestTW5_CatchUpAfterLongPauses(t *testing.T) {
+	catchUpCheck(t, pausesBeyondTheRing, "catch-ups after pauses and clock jumps", []claims.Probe{
+		{Name: netthreads.ProbeJumpPastRing, What: "a pause or clock jump longer than the ring", Min: 10},
+		{Name: netthreads.ProbeJumpOffGrid, What: "a restart off the tick grid (a clock jump)", Min: 5},
+	})
+}
+
+// TestTW5_FastForwardAtTheRing checks TW-5's fast-forward at its boundary:
+// every world pauses once for one tick more than the ring of one of its
+// threads, the shortest jump the claim says is fast-forwarded, and once for
+// exactly that ring, the longest a catch-up walks whole. The pauses of
+// TestTW5_CatchUpAfterLongPauses, half a ring past it and more, cannot tell
+// a fast-forward from one that waits for a jump one tick longer: that one
+// examines a bucket twice after a jump of ring+1 ticks, ring+1 buckets in
+// all, and fires every timeout on time.
+func TestTW5_FastForwardAtTheRing(t *testing.T) {
+	catchUpCheck(t, pausesAtTheRing, "catch-ups after pauses of about a ring", []claims.Probe{
+		{Name: netthreads.ProbeJumpOnePastRing, What: "a pause or clock jump that missed one tick more than the ring", Min: 8},
+		{Name: netthreads.ProbeJumpExactlyRing, What: "a pause or clock jump that missed exactly the ring's ticks", Min: 8},
+	})
+}
+
+// catchUpCheck is TW-5's catch-up check over worlds whose pauses pauses
+// sets: every restart's catch-up examines exactly min(missed ticks, ring)
+// buckets (CatchUp.Check), and every timeout is the full scan's
+// (TW-2's differential). what names the catch-ups in the measured text.
+func catchUpCheck(t *testing.T, pauses tweak, what string, probes []claims.Probe) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
 		Claim: "TW-5", Seeds: seeds(12), Config: twSim,
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
-			f, err := fly(s, names, []tweak{pausesBeyondTheRing}, "TW-2")
+			f, err := fly(s, names, []tweak{pauses}, "TW-2")
 			if err != nil {
 				return f, err
 			}
@@ -130,12 +156,9 @@ func TestTW5_CatchUpAfterLongPauses(t *testing.T) {
 			return smp
 		},
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d catch-ups after pauses and clock jumps, up to %.0f buckets examined by one; %d examined other than min(missed ticks, ring) or fired other than the full scan%s",
-				o.Of, o.Worst, o.Wrong, failedText(o))
+			return fmt.Sprintf("%d %s, up to %.0f buckets examined by one; %d examined other than min(missed ticks, ring) or fired other than the full scan%s",
+				o.Of, what, o.Worst, o.Wrong, failedText(o))
 		},
-		Probes: []claims.Probe{
-			{Name: netthreads.ProbeJumpPastRing, What: "a pause or clock jump longer than the ring", Min: 10},
-			{Name: netthreads.ProbeJumpOffGrid, What: "a restart off the tick grid (a clock jump)", Min: 5},
-		},
+		Probes: probes,
 	})
 }

@@ -164,12 +164,32 @@ func (c Config) Horizon() time.Duration { return time.Duration(c.Ops) * c.OpGap 
 // quiet window and restarting on a tick, or, where offGrid says so (a clock
 // jump), anywhere early enough in a tick for the catch-up to finish.
 func (c *Config) SetPauses(rnd *rand.Rand, lengths []time.Duration, offGrid []bool) {
+	c.setPauses(rnd, len(lengths), offGrid, func(i int, stop time.Duration) time.Duration {
+		return c.Plan.GridAfter(stop + lengths[i])
+	})
+}
+
+// SetPausesInTicks is SetPauses with each pause's length given in ticks:
+// the restart falls in the tick that begins ticks[i] ticks after the one
+// the stop falls in. A cop whose last pass before the stop finished (its
+// cursor on the tick after the stop's) has then missed exactly ticks[i]
+// ticks when it restarts, which puts a pause exactly where the claim's
+// boundary is (TW-5: the ring). A count below 1 counts as 1.
+func (c *Config) SetPausesInTicks(rnd *rand.Rand, ticks []int64, offGrid []bool) {
+	c.setPauses(rnd, len(ticks), offGrid, func(i int, stop time.Duration) time.Duration {
+		return (stop/c.Plan.Tick + time.Duration(max(ticks[i], 1))) * c.Plan.Tick
+	})
+}
+
+// setPauses places n pauses over the horizon, one after the other, each
+// restarting on the tick restartOf gives (off it where offGrid says so).
+func (c *Config) setPauses(rnd *rand.Rand, n int, offGrid []bool, restartOf func(i int, stop time.Duration) time.Duration) {
 	p, horizon := c.Plan, c.Horizon()
 	p.Pauses = nil
 	at := horizon / 5
-	for i, length := range lengths {
+	for i := range n {
 		stop := p.NextOp(at + time.Duration(rnd.Int64N(int64(horizon/3)+1)))
-		restart := p.GridAfter(stop + length)
+		restart := restartOf(i, stop)
 		if i < len(offGrid) && offGrid[i] {
 			restart += time.Duration(1 + rnd.Int64N(int64(p.Tick-2*p.Quiet)))
 		}

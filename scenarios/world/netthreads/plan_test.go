@@ -72,3 +72,33 @@ func TestSwarmAndConfigValidate(t *testing.T) {
 	c.Threads = nil
 	assert.Error(t, c.Validate())
 }
+
+// SetPausesInTicks restarts each pause in the tick the given number of
+// ticks after its stop's, on the grid or, for a clock jump, inside that
+// tick early enough for the catch-up; and it draws as SetPauses does, in the
+// same order (the two share setPauses: SetPauses's worlds did not change).
+func TestSetPausesInTicksRestartsThatManyTicksLater(t *testing.T) {
+	for seed := range uint64(50) {
+		c := Swarm(newRand(seed))
+		ticks := []int64{17, 16, 4097}
+		c.SetPausesInTicks(newRand(seed), ticks, []bool{false, true, false})
+		require.NoError(t, c.Validate(), "seed %d", seed)
+		tick := c.Plan.Tick
+		require.Len(t, c.Plan.Pauses, len(ticks))
+		for i, p := range c.Plan.Pauses {
+			assert.Equal(t, ticks[i], int64(p.Restart/tick-p.Stop/tick), "seed %d pause %d: %v..%v", seed, i, p.Stop, p.Restart)
+			if i == 1 {
+				assert.NotZero(t, p.Restart%tick, "seed %d: the clock jump restarts off the grid", seed)
+			} else {
+				assert.Zero(t, p.Restart%tick, "seed %d pause %d restarts on a tick", seed, i)
+			}
+		}
+
+		a, b := Swarm(newRand(seed)), Swarm(newRand(seed))
+		ra, rb := newRand(seed+1000), newRand(seed+1000)
+		a.SetPauses(ra, []time.Duration{17 * tick, 16 * tick}, []bool{false, true})
+		b.SetPausesInTicks(rb, []int64{5, 6}, []bool{false, true})
+		assert.Equal(t, ra.Uint64(), rb.Uint64(), "seed %d: both draw as much", seed)
+		assert.Equal(t, a.Plan.Pauses[0].Stop, b.Plan.Pauses[0].Stop, "seed %d: the same first stop (a later one follows the restart before it)", seed)
+	}
+}

@@ -28,6 +28,14 @@ const (
 	ProbeJumpPastRing = "tw/jump-longer-than-ring"
 	// ProbeJumpOffGrid: a restart off the tick grid (a clock jump).
 	ProbeJumpOffGrid = "tw/jump-off-grid"
+	// ProbeJumpOnePastRing: a pause or clock jump that missed exactly one
+	// tick more than the ring, the shortest the fast-forward must shorten
+	// (TW-5): a catch-up that does not examines one bucket twice, ring+1
+	// in all, which a pause well past the ring never shows.
+	ProbeJumpOnePastRing = "tw/jump-one-tick-past-ring"
+	// ProbeJumpExactlyRing: a pause or clock jump that missed exactly as
+	// many ticks as the ring, the longest the catch-up must walk whole.
+	ProbeJumpExactlyRing = "tw/jump-exactly-ring"
 	// ProbeEvicted: a connection evicted from a full queue (TW-10).
 	ProbeEvicted = "tw/evicted"
 	// ProbeEvictedArmed: an evicted connection had a deadline armed: left

@@ -227,6 +227,12 @@ func (w *World) pause(ctx context.Context, restart time.Duration, drain bool) {
 			if !drain && cu.OffGridJump {
 				w.s.Probe(ProbeJumpOffGrid)
 			}
+			if !drain && cu.PauseTicks == int64(cu.Ring)+1 {
+				w.s.Probe(ProbeJumpOnePastRing)
+			}
+			if !drain && cu.PauseTicks == int64(cu.Ring) {
+				w.s.Probe(ProbeJumpExactlyRing)
+			}
 		})
 	}
 }
