@@ -121,7 +121,7 @@ func (c *Cache) IsMember(ctx context.Context, community, user, channel authz.ID)
 		e.lock.Unlock()
 	}
 	stop(stopWait)
-	return c.waitTimeoutCheck(ctx, k, channel)
+	return c.waitTimeoutCheck(ctx, k, channel) // MS-6: the rounds ran out: a point check, as after a timeout
 }
 
 func stop(f context.CancelFunc) {

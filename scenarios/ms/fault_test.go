@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/authz"
+	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
@@ -116,6 +117,106 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 		},
 		Note: func(claims.Outcome) string {
 			return "one pod, LockWait 2 s (default), 40–90% of loads 2.1–4 s; static truth"
+		},
+	})
+}
+
+// TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm checks MS-6's other way
+// out of waiting: a check that waited for its user's lock in as many rounds
+// as the cache allows, each round finding another request's load of the
+// user in its place, stops waiting and asks the database, counted as a
+// wait_timeout fallback. Swarm seeds do not reach it: each round needs the
+// entry dropped during a load and another request's load started before the
+// waiter looks again. Here they are made on purpose: on one pod, 12 cold
+// checks of one user start at once (one loads, eleven wait); every load
+// takes 100 ms, and the user's entry is invalidated every 50 ms, so that no
+// load publishes and each round one waiter becomes the next loader while
+// the others wait again. LockWait is set to 30 s, so no wait times out: a
+// point check the database runs before it is a fallback of exhausted
+// rounds. Every answer must match the tables, some checks must end so
+// (probe ms/wait-rounds-ran-out, counted by the point checks of a seed
+// whose every check ended within a second), and the wait_timeout counter
+// must equal the point checks.
+func TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm(t *testing.T) {
+	const nChannels, checks = 16, 12
+	const load, every, lockWait = 100 * time.Millisecond, 50 * time.Millisecond, 30 * time.Second
+	claims.Run(t, claims.Check[claims.Sample]{
+		Claim: "MS-6", Seeds: 10,
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
+			var smp claims.Sample
+			r := s.Rand()
+			tables, err := tablesOf(nChannels, randomMembers(r, 1, nChannels))
+			if err != nil {
+				return smp, err
+			}
+			db := simdb.Config{PoolSize: 16, Latency: simdb.DefaultLatency, Hook: func(st simdb.Statement) simdb.Fault {
+				if st.Name != pods.StmtActiveMemberships {
+					return simdb.Fault{}
+				}
+				return simdb.Fault{Fixed: true, Latency: load}
+			}}
+			w, err := onePod(s, tables, db, pods.Config{MS: membership.Config{LockWait: lockWait}})
+			if err != nil {
+				return smp, err
+			}
+			pod := w.Pods[0]
+			ctx := context.Background()
+			var longest time.Duration
+			done := false
+			storm := s.NewWaitGroup("storm")
+			storm.Add(1)
+			s.Go("invalidator", func() {
+				defer storm.Done()
+				for i := 0; i < 200 && !done; i++ { // bounded: the checks end within 200 rounds of it
+					_ = s.Sleep(ctx, every)
+					pod.MS.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: community, UserID: user(1), ChannelID: channel(1)})
+				}
+			})
+			wg := s.NewWaitGroup("checks")
+			wg.Add(checks)
+			for i := range checks {
+				ch := channel(1 + r.IntN(nChannels))
+				s.Go(fmt.Sprintf("check%d", i), func() {
+					defer wg.Done()
+					start := s.Elapsed()
+					got, err := pod.MS.IsMember(ctx, community, user(1), ch)
+					longest = max(longest, s.Elapsed()-start)
+					smp.Of++
+					if want := tables.IsActiveMember(community, user(1), ch); err != nil || got != want {
+						smp.Wrongly(func() string {
+							return fmt.Sprintf("%s/%s at +%v: got %v (%v), truth %v", pods.Short(user(1)), pods.Short(ch), s.Elapsed(), got, err, want)
+						})
+					}
+				})
+			}
+			_ = wg.Wait(ctx)
+			done = true
+			_ = storm.Wait(ctx)
+			d := countMS(w, pod)
+			s.Note("the longest check took %v; %s", longest, d)
+			if longest < time.Second {
+				for range d.points {
+					s.Probe("ms/wait-rounds-ran-out")
+				}
+			}
+			switch {
+			case smp.Wrong > 0:
+				return smp, fmt.Errorf("MS-6: %d of %d answers wrong when the wait rounds ran out (%s), e.g. %s", smp.Wrong, smp.Of, d, smp.Witness)
+			case d.waitTimeout != d.points:
+				smp.Wrongly(func() string {
+					return fmt.Sprintf("fallbacks_total{reason=\"wait_timeout\"} is %d but the database ran %d point checks (%s)", d.waitTimeout, d.points, d)
+				})
+				return smp, fmt.Errorf("MS-6: %s", smp.Witness)
+			}
+			return smp, nil
+		},
+		Sample: func(r claims.Sample) claims.Sample { return r },
+		Probes: []claims.Probe{{Name: "ms/wait-rounds-ran-out", What: "a check stopped waiting for its user's lock after the last round, long before LockWait", Min: 10}},
+		Measured: func(o claims.Outcome) string {
+			return fmt.Sprintf("%d of %d checks wrong or miscounted when their wait rounds ran out (%d fallbacks of exhausted rounds in %d seeds); the wait_timeout counter compared with the point checks the database ran", o.Wrong, o.Of, o.Probes[0].Count, o.Probes[0].Seeds)
+		},
+		Note: func(claims.Outcome) string {
+			return "one pod, 12 cold checks of one user at once, loads 100 ms, the user invalidated every 50 ms, LockWait 30 s; static truth"
 		},
 	})
 }

@@ -67,6 +67,15 @@ var msMutants = []Mutant{
 		Pkg:   "./scenarios/ms",
 	},
 	{
+		ID: "ms-wait-rounds-exhausted-denies", Claims: []string{"MS-6"},
+		What:  "a check whose wait rounds ran out (each round found another request's load of the user) answers from nothing (denies) instead of a point check",
+		File:  "impl/membership/cache.go",
+		Old:   "return c.waitTimeoutCheck(ctx, k, channel) // MS-6: the rounds ran out",
+		New:   "return false, nil // MS-6: the rounds ran out",
+		Tests: "^TestMS6_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
 		ID: "ms-error-cached-as-empty", Claims: []string{"MS-7"},
 		What:  "a failed read is cached as an empty snapshot",
 		File:  "impl/membership/load.go",
