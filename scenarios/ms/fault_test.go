@@ -99,16 +99,7 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 			if d.waitTimeout > 0 {
 				s.Probe("ms/lock-wait-timed-out")
 			}
-			switch {
-			case smp.Wrong > 0:
-				return smp, fmt.Errorf("MS-6: %d of %d answers wrong under lock-wait timeouts (%s), e.g. %s", smp.Wrong, smp.Of, d, smp.Witness)
-			case d.waitTimeout != d.points:
-				smp.Wrongly(func() string {
-					return fmt.Sprintf("fallbacks_total{reason=\"wait_timeout\"} is %d but the database ran %d point checks (%s)", d.waitTimeout, d.points, d)
-				})
-				return smp, fmt.Errorf("MS-6: %s", smp.Witness)
-			}
-			return smp, nil
+			return judgeFallbacks(smp, d, "under lock-wait timeouts")
 		},
 		Sample: func(r claims.Sample) claims.Sample { return r },
 		Probes: []claims.Probe{{Name: "ms/lock-wait-timed-out", What: "a check's wait for its user's lock timed out", Min: 5}},
@@ -199,16 +190,7 @@ func TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm(t *testing.T) {
 					s.Probe("ms/wait-rounds-ran-out")
 				}
 			}
-			switch {
-			case smp.Wrong > 0:
-				return smp, fmt.Errorf("MS-6: %d of %d answers wrong when the wait rounds ran out (%s), e.g. %s", smp.Wrong, smp.Of, d, smp.Witness)
-			case d.waitTimeout != d.points:
-				smp.Wrongly(func() string {
-					return fmt.Sprintf("fallbacks_total{reason=\"wait_timeout\"} is %d but the database ran %d point checks (%s)", d.waitTimeout, d.points, d)
-				})
-				return smp, fmt.Errorf("MS-6: %s", smp.Witness)
-			}
-			return smp, nil
+			return judgeFallbacks(smp, d, "when the wait rounds ran out")
 		},
 		Sample: func(r claims.Sample) claims.Sample { return r },
 		Probes: []claims.Probe{{Name: "ms/wait-rounds-ran-out", What: "a check stopped waiting for its user's lock after the last round, long before LockWait", Min: 10}},
@@ -219,6 +201,23 @@ func TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm(t *testing.T) {
 			return "one pod, 12 cold checks of one user at once, loads 100 ms, the user invalidated every 50 ms, LockWait 30 s; static truth"
 		},
 	})
+}
+
+// judgeFallbacks is MS-6's verdict on a seed whose every point check is a
+// wait_timeout fallback (no user above the cap, no failure): no answer
+// wrong, and the wait_timeout counter equal to the point checks the
+// database ran. when says under what the answers were given.
+func judgeFallbacks(smp claims.Sample, d counts, when string) (claims.Sample, error) {
+	switch {
+	case smp.Wrong > 0:
+		return smp, fmt.Errorf("MS-6: %d of %d answers wrong %s (%s), e.g. %s", smp.Wrong, smp.Of, when, d, smp.Witness)
+	case d.waitTimeout != d.points:
+		smp.Wrongly(func() string {
+			return fmt.Sprintf("fallbacks_total{reason=\"wait_timeout\"} is %d but the database ran %d point checks (%s)", d.waitTimeout, d.points, d)
+		})
+		return smp, fmt.Errorf("MS-6: %s", smp.Witness)
+	}
+	return smp, nil
 }
 
 // errInjected is the database failure MS-7 injects.
