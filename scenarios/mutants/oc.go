@@ -22,6 +22,15 @@ var ocMutants = []Mutant{
 		Pkg:   "./scenarios/oc",
 	},
 	{
+		ID: "oc-slow-read-joined-late", Claims: []string{"OC-2"},
+		What:  "a reader joins an open-set read in flight however old it is: behind a read slower than the window, its grant is as stale as it asked late",
+		File:  "impl/accesschannels/open.go",
+		Old:   "if f == nil || !now.Before(f.readStart.Add(c.cfg.MaxAgeOpen)) {",
+		New:   "if f == nil {",
+		Tests: "^TestOC2_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
 		ID: "oc-age-from-fill-completion", Claims: []string{"OC-2", "OC-4"},
 		What:  "the open set's age counts from when the read finished, not when it began",
 		File:  "impl/accesschannels/open.go",
