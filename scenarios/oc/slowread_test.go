@@ -2,7 +2,6 @@ package oc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
-	"github.com/windtunnel/windtunnel/sim/simdb"
 )
 
 // probeLateJoin: a new reader asked for the open set once the read in
@@ -51,10 +49,10 @@ func TestOC2_SlowReadIsNotJoinedLate(t *testing.T) {
 	})
 }
 
-// slowReadRace primes a cold open-set read on the reading pod that takes
-// two to three times bound, commits kind right after its snapshot, and has
-// new non-member readers ask at offsets from that snapshot, inside and past
-// the window, each on its own task, while the read runs.
+// slowReadRace is a pods.Race with probes WhileReading: a cold open-set
+// read on the reading pod takes two to three times bound, kind commits
+// right after its snapshot, and new non-member readers ask at offsets from
+// that snapshot, inside and past the window, while the read runs.
 func slowReadRace(s *sim.Sim, w *pods.World, k authz.ID, bound time.Duration, kind pods.Change) error {
 	ctx := context.Background()
 	reader, writer := w.Pods[len(w.Pods)-1], w.Pods[0]
@@ -72,54 +70,26 @@ func slowReadRace(s *sim.Sim, w *pods.World, k authz.ID, bound time.Duration, ki
 			return err
 		}
 	}
-	taken := s.NewEvent("slow-read-snapshot")
-	slow := true
-	restore, err := w.Override(func(st simdb.Statement) (simdb.Fault, bool) {
-		switch {
-		case st.Write:
-			return simdb.Fault{Fixed: true}, true // commits at the instant it is issued
-		case st.Name == pods.StmtListedOpenChannels && slow:
-			slow = false
-			return simdb.Fault{Fixed: true, Latency: latency, AfterSnapshot: taken.Set}, true
-		case st.Name == pods.StmtMemberChannels:
-			return simdb.Fault{Fixed: true}, true // a reader's member half decides nothing here
-		}
-		return simdb.Fault{}, false
+	res, err := w.Race(ctx, pods.Race{
+		Statement: pods.StmtListedOpenChannels, ReadLatency: latency, WhileReading: true,
+		Change: kind, Community: k, Channel: ch, WritePod: writer,
+		Prime: func(ctx context.Context) error {
+			_, err := w.Accessible(ctx, reader, 1, k, primer)
+			return err
+		},
+		Offsets: offsets, Instant: []string{pods.StmtMemberChannels},
+		Probe: func(ctx context.Context, i int) error {
+			_, err := w.Granted(ctx, reader, 2+i, k, readers[i], ch)
+			return err
+		},
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s race: %w", kind, err)
 	}
-	defer restore()
-	wg := s.NewWaitGroup("slow-read")
-	wg.Add(1 + len(offsets))
-	var errs []error
-	s.Go("slow-read-prime", func() {
-		defer wg.Done()
-		if _, err := w.Accessible(ctx, reader, 1, k, primer); err != nil && !errors.Is(err, pods.ErrSkipped) {
-			errs = append(errs, fmt.Errorf("prime: %w", err))
+	for _, at := range res.Probed {
+		if at-res.Snapshot >= bound && at < res.Snapshot+latency {
+			s.Probe(probeLateJoin)
 		}
-	})
-	if err := taken.Wait(ctx); err != nil {
-		return err
 	}
-	snapshot := s.Elapsed()
-	if err := w.Write(ctx, writer, -1, kind, k, authz.ID{}, ch); err != nil && !errors.Is(err, pods.ErrSkipped) {
-		return fmt.Errorf("the %s revocation: %w", kind, err)
-	}
-	for i, off := range offsets {
-		s.Go(fmt.Sprintf("slow-read-reader%d", i), func() {
-			defer wg.Done()
-			_ = s.Sleep(ctx, snapshot+off-s.Elapsed())
-			if off >= bound && s.Elapsed() < snapshot+latency {
-				s.Probe(probeLateJoin)
-			}
-			if _, err := w.Granted(ctx, reader, 2+i, k, readers[i], ch); err != nil && !errors.Is(err, pods.ErrSkipped) {
-				errs = append(errs, fmt.Errorf("reader at +%v: %w", off, err))
-			}
-		})
-	}
-	if err := wg.Wait(ctx); err != nil {
-		return err
-	}
-	return errors.Join(errs...)
+	return nil
 }

@@ -49,6 +49,12 @@ type Race struct {
 	// new reader's member-half read before its open-set lookup), so that a
 	// probe's answer is decided at the instant it is invoked.
 	Instant []string
+	// WhileReading runs the probes while the prime's read still runs, each
+	// on a task of its own (a probe that waits for that read holds up no
+	// other), instead of one after another once the prime has returned.
+	// It is for a ReadLatency longer than the window: a reader who asks
+	// while an older read runs must not be given that read's answer.
+	WhileReading bool
 }
 
 // RaceResult is what a race established.
@@ -107,20 +113,38 @@ func (w *World) Race(ctx context.Context, r Race) (RaceResult, error) {
 		return res, fmt.Errorf("pods: the race's change: %w", err)
 	}
 	res.Commit = s.Elapsed()
+	// The probes' own reads take the configured latency, but for the
+	// statements that must not delay the probe's decision.
+	instant := func(st simdb.Statement) (simdb.Fault, bool) {
+		if !st.Write && slices.Contains(r.Instant, st.Name) {
+			return simdb.Fault{Fixed: true}, true
+		}
+		return simdb.Fault{}, false
+	}
+	if r.WhileReading {
+		race := w.hook // writes still commit at once while the prime reads
+		w.hook = func(st simdb.Statement) (simdb.Fault, bool) {
+			if f, ok := instant(st); ok {
+				return f, true
+			}
+			return race(st)
+		}
+		err := probeWhileReading(ctx, s, r, snapshot, &res)
+		if werr := primed.Wait(ctx); err == nil {
+			err = werr
+		}
+		if err == nil && primeErr != nil {
+			err = fmt.Errorf("pods: the race's prime: %w", primeErr)
+		}
+		return res, err
+	}
 	if err := primed.Wait(ctx); err != nil {
 		return res, err
 	}
 	if primeErr != nil {
 		return res, fmt.Errorf("pods: the race's prime: %w", primeErr)
 	}
-	// The probes' own reads take the configured latency, but for the
-	// statements that must not delay the probe's decision.
-	w.hook = func(st simdb.Statement) (simdb.Fault, bool) {
-		if !st.Write && slices.Contains(r.Instant, st.Name) {
-			return simdb.Fault{Fixed: true}, true
-		}
-		return simdb.Fault{}, false
-	}
+	w.hook = instant
 	for i, off := range r.Offsets {
 		if d := snapshot + off - s.Elapsed(); d > 0 {
 			if err := s.Sleep(ctx, d); err != nil {
@@ -135,6 +159,34 @@ func (w *World) Race(ctx context.Context, r Race) (RaceResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// probeWhileReading starts every probe of r on a task of its own at its
+// offset from snapshot and waits for them all. res.Probed is in the order
+// of r.Offsets.
+func probeWhileReading(ctx context.Context, s *sim.Sim, r Race, snapshot time.Duration, res *RaceResult) error {
+	res.Probed = make([]time.Duration, len(r.Offsets))
+	errs := make([]error, len(r.Offsets))
+	wg := s.NewWaitGroup("race-probes")
+	wg.Add(len(r.Offsets))
+	for i, off := range r.Offsets {
+		s.Go(fmt.Sprintf("race-probe%d", i), func() {
+			defer wg.Done()
+			if d := snapshot + off - s.Elapsed(); d > 0 {
+				if errs[i] = s.Sleep(ctx, d); errs[i] != nil {
+					return
+				}
+			}
+			res.Probed[i] = s.Elapsed()
+			if err := r.Probe(ctx, i); err != nil && !errors.Is(err, ErrSkipped) {
+				errs[i] = fmt.Errorf("pods: race probe %d at +%v: %w", i, off, err)
+			}
+		})
+	}
+	if err := wg.Wait(ctx); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 // Override makes h decide the faults of the statements it claims (ok)
