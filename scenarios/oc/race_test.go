@@ -61,8 +61,6 @@ func openRaceWorld(s *sim.Sim, onePod bool, channels int) (*pods.World, authz.ID
 // last, past the window.
 func raceOpen(s *sim.Sim, w *pods.World, k authz.ID, bound time.Duration, kinds []pods.Change) ([]openRace, error) {
 	ctx := context.Background()
-	reader := w.Pods[len(w.Pods)-1]
-	writer := w.Pods[0]
 	offsets := pods.WindowOffsets(bound, 0)
 	var races []openRace
 	for n, kind := range kinds {
@@ -73,27 +71,13 @@ func raceOpen(s *sim.Sim, w *pods.World, k authz.ID, bound time.Duration, kinds 
 			probes[i] = authz.NewID('r', uint64(1000*(n+1)+i+1))
 		}
 		probes[len(probes)-1] = primer // the earlier-cached reader is denied too, once the window ended
-		for _, r := range append(probes, primer) {
-			if err := w.Track(pods.Key{Family: pods.OC, Community: k, Subject: r, Channel: ch}, pods.NonMember); err != nil {
-				return nil, err
-			}
-		}
 		latency := 50*time.Millisecond + time.Duration(s.Rand().Int64N(int64(bound*9/10)))
+		r, err := openSetRace(w, k, ch, kind, latency, offsets, primer, probes)
+		if err != nil {
+			return nil, err
+		}
 		race := openRace{kind: kind, channel: ch}
-		var err error
-		race.res, err = w.Race(ctx, pods.Race{
-			Statement: pods.StmtListedOpenChannels, ReadLatency: latency,
-			Change: kind, Community: k, Channel: ch, WritePod: writer,
-			Prime: func(ctx context.Context) error {
-				_, err := w.Accessible(ctx, reader, 1, k, primer)
-				return err
-			},
-			Offsets: offsets, Instant: []string{pods.StmtMemberChannels},
-			Probe: func(ctx context.Context, i int) error {
-				_, err := w.Granted(ctx, reader, 2+i, k, probes[i], ch)
-				return err
-			},
-		})
+		race.res, err = w.Race(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("%s race: %w", kind, err)
 		}
@@ -103,6 +87,32 @@ func raceOpen(s *sim.Sim, w *pods.World, k authz.ID, bound time.Duration, kinds 
 		_ = s.Sleep(ctx, 2*bound)
 	}
 	return races, nil
+}
+
+// openSetRace is the race of an open-set read on the last pod, which asks,
+// against kind committed by the first: primer starts the cold read and
+// new non-member readers probes[i] ask at offsets[i], all of them tracked
+// as non-members of ch.
+func openSetRace(w *pods.World, k, ch authz.ID, kind pods.Change, latency time.Duration, offsets []time.Duration, primer authz.ID, probes []authz.ID) (pods.Race, error) {
+	reader, writer := w.Pods[len(w.Pods)-1], w.Pods[0]
+	for _, r := range append(probes[:len(probes):len(probes)], primer) {
+		if err := w.Track(pods.Key{Family: pods.OC, Community: k, Subject: r, Channel: ch}, pods.NonMember); err != nil {
+			return pods.Race{}, err
+		}
+	}
+	return pods.Race{
+		Statement: pods.StmtListedOpenChannels, ReadLatency: latency,
+		Change: kind, Community: k, Channel: ch, WritePod: writer,
+		Prime: func(ctx context.Context) error {
+			_, err := w.Accessible(ctx, reader, 1, k, primer)
+			return err
+		},
+		Offsets: offsets, Instant: []string{pods.StmtMemberChannels},
+		Probe: func(ctx context.Context, i int) error {
+			_, err := w.Granted(ctx, reader, 2+i, k, probes[i], ch)
+			return err
+		},
+	}, nil
 }
 
 // staleGrants fills each race's largest stale grant: the grant-staleness

@@ -54,35 +54,20 @@ func TestOC2_SlowReadIsNotJoinedLate(t *testing.T) {
 // right after its snapshot, and new non-member readers ask at offsets from
 // that snapshot, inside and past the window, while the read runs.
 func slowReadRace(s *sim.Sim, w *pods.World, k authz.ID, bound time.Duration, kind pods.Change) error {
-	ctx := context.Background()
-	reader, writer := w.Pods[len(w.Pods)-1], w.Pods[0]
 	ch := authz.NewID('o', 1)
 	latency := 2*bound + time.Duration(s.Rand().Int64N(int64(bound)))
 	offsets := []time.Duration{bound / 2, bound - bound/100, bound - time.Nanosecond, bound, bound + time.Nanosecond,
 		bound + bound/100, bound + bound/10, bound + bound/2, latency - bound/10}
-	primer := authz.NewID('r', 1)
 	readers := make([]authz.ID, len(offsets))
 	for i := range readers {
 		readers[i] = authz.NewID('r', uint64(i+2))
 	}
-	for _, r := range append(readers, primer) {
-		if err := w.Track(pods.Key{Family: pods.OC, Community: k, Subject: r, Channel: ch}, pods.NonMember); err != nil {
-			return err
-		}
+	r, err := openSetRace(w, k, ch, kind, latency, offsets, authz.NewID('r', 1), readers)
+	if err != nil {
+		return err
 	}
-	res, err := w.Race(ctx, pods.Race{
-		Statement: pods.StmtListedOpenChannels, ReadLatency: latency, WhileReading: true,
-		Change: kind, Community: k, Channel: ch, WritePod: writer,
-		Prime: func(ctx context.Context) error {
-			_, err := w.Accessible(ctx, reader, 1, k, primer)
-			return err
-		},
-		Offsets: offsets, Instant: []string{pods.StmtMemberChannels},
-		Probe: func(ctx context.Context, i int) error {
-			_, err := w.Granted(ctx, reader, 2+i, k, readers[i], ch)
-			return err
-		},
-	})
+	r.WhileReading = true
+	res, err := w.Race(context.Background(), r)
 	if err != nil {
 		return fmt.Errorf("%s race: %w", kind, err)
 	}
