@@ -23,7 +23,8 @@ import (
 // BenchmarkSleep nearly flat from 1 to 100,000 pending timers;
 // BenchmarkLockReadSleep/sim at most 0.8x BenchmarkLockReadSleep/synctest
 // (sim-pct is the same program under PCT, which switches tasks only where a
-// goroutine would: see BenchmarkLockReadSleep).
+// goroutine would: see BenchmarkLockReadSleep; floor is the cost of its
+// coroutine switches alone).
 // TestCommonPathsDoNotAllocate turns the 0 allocs/step goal into a failing
 // test.
 //
@@ -251,6 +252,7 @@ func BenchmarkLockReadSleep(b *testing.B) {
 		// the change points a little sparser.
 		lockReadSleep(b, Config{Seed: 1, Strategy: PCT(3, lrsTasks*lrsIters*4)})
 	})
+	b.Run("floor", lockReadSleepFloor)
 	b.Run("synctest", func(b *testing.B) {
 		withT(b, func(t *testing.T) {
 			var sink int
@@ -274,6 +276,59 @@ func BenchmarkLockReadSleep(b *testing.B) {
 			}
 		})
 	})
+}
+
+// lockReadSleepFloor is what no scheduler built on iter.Pull can save on
+// the program of BenchmarkLockReadSleep/sim: the same sequence of coroutine
+// resumptions, into bare coroutines that only yield. The sequence comes
+// from one run of the simulator (untimed), each decision that changed the
+// task being one round trip. The difference between sim and floor is the
+// simulator's own work: its decisions, the mutex, the timers, the trace.
+// (runtime.coroswitch, which would let a task hand control straight to the
+// next with one switch instead of two, links only into package iter.)
+func lockReadSleepFloor(b *testing.B) {
+	var sink int
+	res := Run(Config{Seed: 1, RecordDecisions: true}, func(s *Sim) {
+		mu := s.NewMutex("m")
+		wg := s.NewWaitGroup("all")
+		wg.Add(lrsTasks)
+		for range lrsTasks {
+			s.Go("worker", func() {
+				defer wg.Done()
+				for range lrsIters {
+					mu.Lock()
+					sink++
+					mu.Unlock()
+					_ = s.Sleep(bg, time.Millisecond)
+				}
+			})
+		}
+		_ = wg.Wait(bg)
+	})
+	if res.Err != nil {
+		b.Fatal(res.Err)
+	}
+	var order []int32
+	for i, d := range res.Decisions {
+		if i == 0 || d != res.Decisions[i-1] {
+			order = append(order, d)
+		}
+	}
+	var nexts [lrsTasks + 1]func() (struct{}, bool) // main and the workers
+	for i := range nexts {
+		next, stop := iter.Pull(func(yield func(struct{}) bool) {
+			for yield(struct{}{}) {
+			}
+		})
+		defer stop()
+		nexts[i] = next
+	}
+	for b.Loop() {
+		for _, d := range order {
+			nexts[d]()
+		}
+	}
+	b.ReportMetric(float64(len(order)), "resumptions/op")
 }
 
 // withT runs f with a *testing.T, which synctest.Test needs and a benchmark

@@ -103,9 +103,13 @@ func (c *simCtx) watch(t *task) {
 }
 
 func (c *simCtx) unwatch(t *task) {
-	if c != nil {
-		c.watchers = slices.DeleteFunc(c.watchers, func(x *task) bool { return x == t })
+	if c != nil { // small enough to inline: most waits have no context
+		c.drop(t)
 	}
+}
+
+func (c *simCtx) drop(t *task) {
+	c.watchers = slices.DeleteFunc(c.watchers, func(x *task) bool { return x == t })
 }
 
 // simContext finds the simulator context behind ctx, so that a waiting task
