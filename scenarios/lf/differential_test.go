@@ -17,6 +17,7 @@ import (
 var lf2Rules = []string{
 	"buzz", "buzz_relay", "buzz_relay::conn", "buzz_relay::con", "buzz_relay::conn::tls",
 	"buzz_relay::connection", "buzz_relayer", "other", "buzz_relay::conn::tl",
+	"b", "b::conn",
 }
 
 // lf2Tally is what a differential counted.
@@ -76,8 +77,8 @@ func (tl *lf2Tally) differential(list, why string) {
 // list, the target table logs exactly what the span-aware filter logs. Each
 // of the fixed lists and of the generated ones is given to both filters (and
 // to New, which must have chosen the table); every event level (each named
-// level and its neighbours) from six targets (nested ones and prefix
-// lookalikes) and from a logger without a target is logged outside spans,
+// level and its neighbours) from eight targets (nested ones, prefix
+// lookalikes, one nested in a one-letter target) and from a logger without a target is logged outside spans,
 // inside a span, in a span nested in it and after them, and the captured
 // outputs are compared record for record.
 func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {

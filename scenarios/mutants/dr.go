@@ -176,6 +176,17 @@ var drMutants = []Mutant{
 		Tests: "^TestDR9_",
 		Pkg:   "./scenarios/dr",
 	},
+	{
+		// Survived while the world's values grew with the record number:
+		// max(Min, value) was then the newest value, the true maximum.
+		ID: "dr-bucket-max-from-min", Claims: []string{"DR-11"},
+		What:  "a flush bucket's Max is taken as max(Min, value): right only when values grow in record order",
+		File:  "impl/collector/aggregate.go",
+		Old:   "max(b.Max, p.Value)",
+		New:   "max(b.Min, p.Value)",
+		Tests: "^TestDR11_",
+		Pkg:   "./scenarios/dr",
+	},
 }
 
 // drSites are where impl encodes the DR bounds of the claims table.

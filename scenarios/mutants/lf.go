@@ -123,6 +123,27 @@ var lfMutants = []Mutant{
 		Tests: "^TestLF5_",
 		Pkg:   "./scenarios/lf",
 	},
+	{
+		// Survived until LF-2's events came from buzz_relay:conn too.
+		ID: "lf-single-colon-boundary", Claims: []string{"LF-2"},
+		What:  "a single colon counts as a segment boundary: buzz_relay=debug covers the lookalike buzz_relay:conn",
+		File:  "impl/logfilter/target.go",
+		Old:   "return rest == \"\" || strings.HasPrefix(rest, \"::\")",
+		New:   "return rest == \"\" || strings.HasPrefix(rest, \":\")",
+		Tests: "^TestLF2_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		// Survived until LF-2's lists named a one-letter target, b, and
+		// its events came from b::conn.
+		ID: "lf-parent-lookup-stops-short", Claims: []string{"LF-2"},
+		What:  "the span-aware filter's parent lookup stops one character before the start of the target, so a one-letter parent (b for b::conn) is never found",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "!ok && i > 0; i--",
+		New:   "!ok && i > 1; i--",
+		Tests: "^TestLF2_",
+		Pkg:   "./scenarios/lf",
+	},
 }
 
 // lfSites are where impl/logfilter encodes the LF bounds of the claims

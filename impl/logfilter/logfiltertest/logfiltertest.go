@@ -46,6 +46,8 @@ var PlainLists = []string{
 	"off,buzz_relay::conn::tls=info,buzz_relay=debug",
 	"trace,buzz_relay=off,buzz_relayer=off,other=off,buzz_relay::connection=info",
 	"buzz_relay::conn::tls=off,trace",
+	"b=trace,warn",
+	"b::conn=error,b=debug",
 }
 
 // FirstDiff shows the first line where two captured outputs differ, or
@@ -72,17 +74,21 @@ func FirstDiff(a, b string) string {
 // than read from the package under test.
 const TraceLevel = slog.LevelDebug - 4
 
-// EventTargets are the six event targets of LF-2's differential: a target,
-// one nested in it and one nested twice, the prefix lookalikes of the first
-// (buzz_relayer) and of the second (buzz_relay::connection), and an
-// unrelated target.
+// EventTargets are the event targets of LF-2's differential: a target, one
+// nested in it and one nested twice, the prefix lookalikes of the first
+// (buzz_relayer, and buzz_relay:conn, whose single colon is no segment
+// boundary) and of the second (buzz_relay::connection), an unrelated
+// target, and one nested in a one-letter target (b::conn: a parent lookup
+// that stops one character short of the start misses b).
 var EventTargets = []string{
 	"buzz_relay",
 	"buzz_relay::conn",
 	"buzz_relay::conn::tls",
 	"buzz_relayer",
+	"buzz_relay:conn",
 	"buzz_relay::connection",
 	"other",
+	"b::conn",
 }
 
 // AllTargets are the event targets and "", a logger that sets no target.

@@ -70,7 +70,7 @@ type World struct {
 	events   []sim.EventID // each op's answer in the run's record, parallel to Ops
 	lastHook rt.Event      // set when the records of the latest hook are done
 	pending  []rt.Event    // set when other operations issued at hooks are done
-	values   float64
+	values   int64 // points recorded so far: the next point's number
 	recorded []int64            // timestamps recorded so far, for cutoffs
 	byKey    map[string][]int64 // the same per key, for query bounds; looked up only
 }
@@ -199,14 +199,14 @@ func (w *World) Event(id int) sim.EventID {
 	return w.events[id]
 }
 
-// Record records one point with a fresh, unique value (the record's number),
-// so that every point can be traced through drains.
+// Record records one point with a fresh, unique value (pointValue of the
+// record's number), so that every point can be traced through drains.
 func (w *World) Record(task, key string, ts int64) Op { return w.record(task, key, ts, 0) }
 
 func (w *World) record(task, key string, ts int64, hook int) Op {
 	w.values++
 	op := Op{Task: task, Kind: KindRecord, Yield: hook,
-		In: model.CollectorInput{Op: model.OpRecord, Key: key, TS: ts, Value: w.values}}
+		In: model.CollectorInput{Op: model.OpRecord, Key: key, TS: ts, Value: pointValue(w.values)}}
 	begin := w.call(&op)
 	op.Err = w.C.Record(key, at(ts), op.In.Value)
 	if hook == 0 {
@@ -214,6 +214,18 @@ func (w *World) record(task, key string, ts int64, hook int) Op {
 		w.byKey[key] = append(w.byKey[key], ts)
 	}
 	return w.ret(op, begin)
+}
+
+// pointValue is the value of the n-th recorded point (n from 1): unique, so
+// that checks tell points apart by value, but not monotone in n, and of
+// both signs, so that a bucket's Min and Max depend on all of its points,
+// not only its first and last. With values that grew with n, a Max computed
+// as max(Min, value) equalled the true one and survived DR-11. Multiplying
+// by an odd constant is a bijection modulo 2^31; the values are integers
+// below 2^30 in size, so sums of up to 2^23 of them stay exact in a float64
+// whatever their order.
+func pointValue(n int64) float64 {
+	return float64(n*0x9E3779B1%(1<<31)) - (1 << 30)
 }
 
 // Preload records n points per key, keys interleaved at random, into
@@ -252,7 +264,7 @@ func (w *World) preload(n int, roundRobin bool) {
 		}
 		left[k]--
 		w.values++
-		p := model.Point{Key: w.Keys[k], TS: w.Stamps.Next(r), Value: w.values}
+		p := model.Point{Key: w.Keys[k], TS: w.Stamps.Next(r), Value: pointValue(w.values)}
 		if err := w.C.Record(p.Key, at(p.TS), p.Value); err != nil {
 			w.S.Failf("drain: preload: %v", err)
 		}
