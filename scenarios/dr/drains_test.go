@@ -250,7 +250,7 @@ func TestDR7_Linearizable(t *testing.T) {
 				drain.Plan{Preload: 150, Recorders: linRecorders, RecordsEach: 30, RecorderKeys: linOwners,
 					Pause: 200 * time.Millisecond, Drainers: 1, DrainsEach: 2, DrainDelay: 10, Prunes: 2, Queries: 10,
 					Worker: wp, Hook: drain.HookPlan{Records: true, Key: linHookKey, Wait: true, Query: true},
-					FinalDrain: true, FinalSnapshot: true}, "DR-7")
+					FinalQueries: true, FinalDrain: true, FinalSnapshot: true}, "DR-7")
 			if r == nil {
 				return out, err
 			}

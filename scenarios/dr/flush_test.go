@@ -27,6 +27,34 @@ type flushSeed struct {
 	drains, prunes, buckets, points, records int64
 	wrong                                    int64
 	witness                                  string
+	epoch                                    bool // recorded around the Unix epoch
+}
+
+// probeBucketBeforeEpoch counts the flushed buckets that start before 1970.
+const probeBucketBeforeEpoch = "dr/bucket-before-the-epoch"
+
+// epochProbe is DR-11's probe of a size: its seeds must flush buckets
+// before the epoch. The one seed of the large size may be a seed after
+// 1970, so only the small size is held to it.
+func epochProbe(perKey int) []claims.Probe {
+	if perKey >= 400_000 {
+		return nil
+	}
+	return []claims.Probe{probe(probeBucketBeforeEpoch, "a flushed bucket that starts before the Unix epoch (negative timestamps)", 20)}
+}
+
+// aroundTheEpoch draws the default stamps with the Unix epoch in the middle
+// of the points preloaded: half of them negative. A bucket of a negative
+// timestamp starts at the multiple of the width below it, not the one
+// toward zero; with every stamp after 1970, an aggregation that forgot the
+// sign survived DR-11. The base is 1 ns off the millisecond grid, so some
+// points lie 1 ns before a bucket's start, the remainder (-1 ns) closest
+// to zero that still needs the correction. The seed, not the random
+// stream, picks these runs, so the other seeds draw as before.
+func aroundTheEpoch(preloaded int) drain.Stamps {
+	st := drain.DefaultStamps()
+	st.Base = -int64(preloaded)*int64(st.Spacing)/2 - 1
+	return st
 }
 
 // TestDR11_FlushOutputUnchanged checks DR-11: the flush output does not
@@ -47,13 +75,20 @@ func TestDR11_FlushOutputUnchanged(t *testing.T) {
 			claims.Run(t, claims.Check[flushSeed]{
 				Claim: "DR-11", Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey),
 				Fly: func(s *sim.Sim, _ claims.Bound) (flushSeed, error) {
-					w, err := drain.New(s, drain.Config{Keys: flushKeys, Collector: collector.Config{BucketWidth: 10 * time.Second}})
+					cfg := drain.Config{Keys: flushKeys, Collector: collector.Config{BucketWidth: 10 * time.Second}}
+					epoch := s.Seed()%2 == 0
+					if epoch {
+						cfg.Stamps = aroundTheEpoch(size.perKey * len(flushKeys))
+					}
+					w, err := drain.New(s, cfg)
 					if err != nil {
 						return flushSeed{}, err
 					}
 					w.Run(drain.Plan{Preload: size.perKey, Recorders: 2, RecordsEach: 30, Drainers: 1, DrainsEach: 3, DrainDelay: 20,
 						Buckets: true, Prunes: 2, Hook: drain.HookPlan{Records: true}, FinalDrain: true})
-					return flushDiff(s, w.History())
+					out, err := flushDiff(s, w.History())
+					out.epoch = epoch
+					return out, err
 				},
 				Sample: func(x flushSeed) claims.Sample {
 					tally := map[string]int64{}
@@ -62,6 +97,9 @@ func TestDR11_FlushOutputUnchanged(t *testing.T) {
 					tally["buckets"] += int64(x.buckets)
 					tally["points"] += int64(x.points)
 					tally["records"] += int64(x.records)
+					if x.epoch {
+						tally["epoch"]++
+					}
 					smp := claims.Sample{Of: x.drains + x.prunes, Seen: true,
 						Witness: fmt.Sprintf("%d drains into %d buckets and %d prunes equal the old collector's", x.drains, x.buckets, x.prunes)}
 					for range x.wrong {
@@ -70,9 +108,10 @@ func TestDR11_FlushOutputUnchanged(t *testing.T) {
 					smp.Tally = tally
 					return smp
 				},
+				Probes: epochProbe(size.perKey),
 				Measured: func(o claims.Outcome) string {
-					return fmt.Sprintf("at %d/key, %d drains into %d buckets (%d points) and %d prunes over %d recorded points, replayed in lock order into the old collector: %d differed in a bucket's name, dimensions, start, count or sums, or in a prune's count; %d seeds failed",
-						size.perKey, o.Tally["drains"], o.Tally["buckets"], o.Tally["points"], o.Tally["prunes"], o.Tally["records"], o.Wrong, o.Failed)
+					return fmt.Sprintf("at %d/key, %d drains into %d buckets (%d points) and %d prunes over %d recorded points (%d of %d seeds around the Unix epoch, half their points before it), replayed in lock order into the old collector: %d differed in a bucket's name, dimensions, start, count, sum, min or max, or in a prune's count; %d seeds failed",
+						size.perKey, o.Tally["drains"], o.Tally["buckets"], o.Tally["points"], o.Tally["prunes"], o.Tally["records"], o.Tally["epoch"], o.Seeds, o.Wrong, o.Failed)
 				},
 			})
 		})
@@ -116,6 +155,9 @@ func flushDiff(s *sim.Sim, h *checks.CollectorHistory) (flushSeed, error) {
 			out.buckets += int64(len(got))
 			for _, b := range got {
 				out.points += b.Count
+				if b.Start < 0 {
+					s.Probe(probeBucketBeforeEpoch)
+				}
 			}
 			if !slices.Equal(got, want) {
 				wrong("%s: %s", e.Op, bucketDiff(want, got))

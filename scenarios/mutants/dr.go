@@ -187,6 +187,51 @@ var drMutants = []Mutant{
 		Tests: "^TestDR11_",
 		Pkg:   "./scenarios/dr",
 	},
+	{
+		// Survived while DR-7's queries drew their bounds at random: a
+		// bound on a chunk's newest point came about once in a hundred
+		// queries. The world now ends with a query at every point's bounds.
+		ID: "dr-query-skips-chunk-ending-at-from", Claims: []string{"DR-7"},
+		What:  "Query skips a chunk whose newest point is exactly the range's start, so the points at from are missing",
+		File:  "impl/collector/chunks.go",
+		Old:   "if c.maxTS < from || c.minTS >= to {",
+		New:   "if c.maxTS <= from || c.minTS >= to {",
+		Tests: "^TestDR7_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		// Survived while every timestamp of DR-11 was after 1970.
+		ID: "dr-bucket-start-toward-zero", Claims: []string{"DR-11"},
+		What:  "a negative timestamp's bucket starts at the multiple of the width toward zero, not below it",
+		File:  "impl/collector/aggregate.go",
+		Old:   "\tif m < 0 {\n\t\tm += width\n\t}\n",
+		New:   "",
+		Tests: "^TestDR11_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		// The remainder closest to zero that still needs the correction:
+		// reached only by stamps 1 ns off the millisecond grid.
+		ID: "dr-bucket-start-one-ns-before", Claims: []string{"DR-11"},
+		What:  "a timestamp 1 ns before a bucket boundary, before 1970, is put in the bucket after it",
+		File:  "impl/collector/aggregate.go",
+		Old:   "if m < 0 {",
+		New:   "if m < -1 {",
+		Tests: "^TestDR11_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		// Survived while DR-11 drained at cutoffs of its own and DR-9's
+		// worker flushed on whole minutes, where the lagged instant is a
+		// bucket start.
+		ID: "dr-flush-cutoff-not-bucket-aligned", Claims: []string{"DR-11"},
+		What:  "FlushFunc drains at now - lag itself, not at the start of its bucket: a bucket is split over two flushes",
+		File:  "impl/collector/worker.go",
+		Old:   "floorTo(now, c.width)",
+		New:   "now",
+		Tests: "^TestDR11_",
+		Pkg:   "./scenarios/dr",
+	},
 }
 
 // drSites are where impl encodes the DR bounds of the claims table.

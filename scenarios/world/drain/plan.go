@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/collector"
@@ -44,10 +45,22 @@ type Plan struct {
 	Hook HookPlan
 	// Worker, if set, runs the flush worker while the tasks run.
 	Worker *WorkerPlan
+	// FinalQueries, once the tasks are done and before the final drain,
+	// queries every key at every bound a buffered point has: [t, t+1ns),
+	// [t, end) and [start, t) for each distinct timestamp t recorded on the
+	// key, at most MaxFinalQueries in all. A query bound then falls on the
+	// oldest and the newest point of every chunk, whatever the layout (the
+	// querier's random bounds hit a chunk's newest point about once in a
+	// hundred queries) (DR-7).
+	FinalQueries bool
 	// FinalDrain drains everything at the end, so the last state is in the
 	// history; FinalSnapshot then takes a snapshot.
 	FinalDrain, FinalSnapshot bool
 }
+
+// MaxFinalQueries bounds Plan.FinalQueries: a plan that would query more
+// ends the run with an error instead.
+const MaxFinalQueries = 20_000
 
 // WorkerPlan runs collector.FlushWorker with a drain function that drains
 // through the world (so that its drains are in the history) and, on the
@@ -186,11 +199,48 @@ func (w *World) Run(p Plan) {
 			s.Failf("world: %v", err)
 		}
 	}
+	if p.FinalQueries {
+		w.queryEveryBound(check)
+	}
 	if p.FinalDrain {
 		check(w.Drain(ctx, "final", Everything))
 	}
 	if p.FinalSnapshot {
 		check(w.Snapshot("final"))
+	}
+}
+
+// queryEveryBound issues Plan.FinalQueries's queries, key by key in the
+// world's key order, timestamps ascending.
+func (w *World) queryEveryBound(check func(Op)) {
+	stamps := make(map[string][]int64, len(w.Keys))
+	for _, p := range w.Initial {
+		stamps[p.Key] = append(stamps[p.Key], p.TS)
+	}
+	for _, op := range w.Ops {
+		if op.Kind == KindRecord && op.Err == nil {
+			stamps[op.In.Key] = append(stamps[op.In.Key], op.In.TS)
+		}
+	}
+	n := 0
+	for _, key := range w.Keys {
+		slices.Sort(stamps[key])
+		stamps[key] = slices.Compact(stamps[key])
+		n += 3 * len(stamps[key])
+	}
+	if n > MaxFinalQueries {
+		w.S.Failf("world: FinalQueries would issue %d queries, more than MaxFinalQueries (%d): record fewer points", n, MaxFinalQueries)
+		return
+	}
+	start := w.Stamps.Base - int64(240*time.Hour)
+	for _, key := range w.Keys {
+		for _, t := range stamps[key] {
+			check(w.Query("final", key, t, t+1))
+			check(w.Query("final", key, t, Everything))
+			if t > start {
+				check(w.Query("final", key, start, t))
+			}
+		}
 	}
 }
 
