@@ -185,4 +185,52 @@ var ocRareMutants = []Mutant{
 		Tests: "^TestOC(4|5)_",
 		Pkg:   "./scenarios/oc",
 	},
+	// The shared read that ends badly (scenarios/oc/sharedread_test.go):
+	// each survived every check until readers were made to join a read
+	// that fails, or whose caller gives up.
+	{
+		ID: "oc-joiner-of-failed-read-answers-without-open-half", Claims: []string{"OC-1"},
+		What:  "a reader who joined a shared open-set read that failed gets no open channels and no error: wrong data given as complete",
+		File:  "impl/accesschannels/open.go",
+		Old:   "\t\tif f.err == nil {\n\t\t\treturn f.ids, nil",
+		New:   "\t\tif f.err == nil || !f.abandoned {\n\t\t\treturn f.ids, nil",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-abandoned-read-fails-its-joiners", Claims: []string{"OC-1"},
+		What:  "a read whose caller gave up is never marked abandoned, so the readers who joined it fail with that caller's cancellation",
+		File:  "impl/accesschannels/open.go",
+		Old:   "f.abandoned = err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())",
+		New:   "f.abandoned = false && errors.Is(err, ctx.Err())",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-no-second-attempt-after-abandoned-read", Claims: []string{"OC-1"},
+		What:  "a reader who joined an abandoned read does not start over: it fails although it did not give up",
+		File:  "impl/accesschannels/open.go",
+		Old:   "for attempt := 0; attempt < maxOpenAttempts; attempt++ {",
+		New:   "for attempt := 0; attempt < 1; attempt++ {",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-retry-counts-another-miss", Claims: []string{"OC-9"},
+		What:  "a lookup that starts over after an abandoned read counts a second open-half miss",
+		File:  "impl/accesschannels/open.go",
+		Old:   "\t\tif attempt == 0 {\n\t\t\treason.Inc()",
+		New:   "\t\tif true {\n\t\t\treason.Inc()",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		ID: "oc-retry-counts-a-hit", Claims: []string{"OC-9"},
+		What:  "a lookup that starts over after an abandoned read and finds the new entry counts a hit besides its miss",
+		File:  "impl/accesschannels/open.go",
+		Old:   "\t\t\t\tif attempt == 0 { // a retry",
+		New:   "\t\t\t\tif true { // a retry",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
 }

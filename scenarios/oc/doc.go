@@ -4,6 +4,7 @@
 // production code of impl/accesschannels and impl/relay.
 //
 //	OC-1   union_test.go      cached answer = uncached union = the tables
+//	OC-1   sharedread_test.go readers who joined a read that failed or was abandoned: the union, or the read's error
 //	OC-2   window_test.go     lost invalidation: non-member grants < 1 s stale (churn, and a race to the bound per revocation kind)
 //	OC-3   window_test.go     the window is real: a new reader is granted a revoked channel up to the bound
 //	OC-4   racedfill_test.go  a fill that raced a drop on one pod is still < 1 s stale (churn, race, and a proof)
@@ -12,6 +13,7 @@
 //	OC-7   member_test.go     member grants keep the 10 s window (churn, race, lost membership)
 //	OC-8   load_test.go       a cold burst reads ~20x fewer rows than union-per-reader
 //	OC-9   metrics_test.go    the source text's counters count what happened
+//	OC-9   sharedread_test.go one miss per half per lookup around failed and abandoned shared reads
 //	OC-10  community_test.go  never a channel of another community
 //
 // Every bound comes from scenarios/claims.Table; the mutants these checks
