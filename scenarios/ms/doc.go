@@ -10,6 +10,7 @@
 //	MS-4   boundary_test.go    16,384 IDs per snapshot, 16,385 fetched, a marker above
 //	MS-5   cold_test.go        concurrent cold checks of one user share one read
 //	MS-6   fault_test.go       a lock-wait timeout is an authoritative point check, counted
+//	MS-6   cancelwait_test.go  a request cancelled while it waits is no timeout: its deadline's error, nothing counted
 //	MS-7   fault_test.go       failures propagate; cancellation releases the user lock
 //	MS-8   budget_test.go      the retained weight stays within 64 MiB, measured from outside
 //	MS-9   invalidate_test.go  invalidations drop exactly the user's or community's entries; channel_id kept

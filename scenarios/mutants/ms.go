@@ -167,4 +167,15 @@ var msNewMutants = []Mutant{
 		Tests: "^TestMS13_",
 		Pkg:   "./scenarios/ms",
 	},
+	{
+		// Survived until TestMS6_CancelledWaitIsNoTimeout: MS-7's world
+		// cancels waiting requests but never compares the counter.
+		ID: "ms-cancelled-wait-counted-as-timeout", Claims: []string{"MS-6"},
+		What:  "a request whose own context ends while it waits for the user's lock is taken for a lock-wait timeout: a wait_timeout fallback is counted and a point check tried",
+		File:  "impl/membership/cache.go",
+		Old:   "\t\t\tif cerr := ctx.Err(); cerr != nil {\n\t\t\t\treturn false, cerr // the request itself ended\n\t\t\t}\n",
+		New:   "",
+		Tests: "^TestMS6_",
+		Pkg:   "./scenarios/ms",
+	},
 }

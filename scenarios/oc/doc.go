@@ -6,6 +6,7 @@
 //	OC-1   union_test.go      cached answer = uncached union = the tables
 //	OC-1   sharedread_test.go readers who joined a read that failed or was abandoned: the union, or the read's error
 //	OC-2   window_test.go     lost invalidation: non-member grants < 1 s stale (churn, and a race to the bound per revocation kind)
+//	OC-2   slowread_test.go   a reader who asks while a read older than the window runs is not given its answer
 //	OC-3   window_test.go     the window is real: a new reader is granted a revoked channel up to the bound
 //	OC-4   racedfill_test.go  a fill that raced a drop on one pod is still < 1 s stale (churn, race, and a proof)
 //	OC-5   scope_test.go      invalidations drop exactly the halves they concern
