@@ -18,6 +18,7 @@ import (
 type workerRun struct {
 	cycles, calls, errs, injected int64
 	recorded, flushed, lost, left int64
+	stopFailed, stopGaveUp        int64 // how the cycle running at the stop ended
 }
 
 // TestDR9_WorkerCountsFailures is DR-9: a drain that fails is logged and
@@ -27,7 +28,10 @@ type workerRun struct {
 // once a minute through Collector.FlushFunc. Cycles 2 and 3 fail (a panic,
 // an error), and every later cycle fails with probability 0.3: a panic or
 // an error before the drain, or a sink that cannot store the buckets after
-// it. Every cycle must run on time, each failure must be logged once and
+// it. The last cycle is still running when the worker is stopped: it
+// gives up with the worker's context's error, which is no failure, or fails
+// anyway, which is one. Every cycle must run on time, each failure must be
+// logged once and
 // counted in worker_errors_total{worker="metrics_flush"}, and every point
 // must be flushed, lost with a failed sink (the documented cost), or still
 // buffered: none twice, none vanished.
@@ -70,9 +74,31 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			run.flushed += n
 			return nil
 		})
+		// The last cycle is still running when Stop comes: it waits for the
+		// worker's context to end, then gives up with that context's error
+		// (an orderly stop: not a failure) or fails anyway (a failure
+		// during the stop: counted like any other).
+		stopping := "giveup"
+		if r.IntN(2) == 0 {
+			stopping = "error"
+		}
+		want := int64((duration + period/2) / period)
 		drain := func(ctx context.Context) error {
 			run.calls++
 			calledAt = append(calledAt, s.Elapsed())
+			if run.calls == want {
+				if err := s.Sleep(ctx, time.Hour); err == nil {
+					return errors.New("the worker's context did not end within an hour of Stop")
+				}
+				s.Probe("dr/cycle-running-at-stop")
+				if stopping == "giveup" {
+					run.stopGaveUp++
+					return ctx.Err()
+				}
+				run.stopFailed++
+				injected = append(injected, fmt.Sprintf("cycle %d: error during the stop", run.calls))
+				return fmt.Errorf("injected error in cycle %d, during the stop", run.calls)
+			}
 			fail := ""
 			switch {
 			case run.calls == 2:
@@ -130,7 +156,6 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 		run.errs = snap[series]
 		run.left = c.Len()
 
-		want := int64((duration + period/2) / period)
 		switch {
 		case run.calls != want || run.cycles != want:
 			return run, fmt.Errorf("DR-9: %d drain calls and %d cycles in %v at one per %v, want %d (failures: %v)", run.calls, run.cycles, duration+period/2, period, want, injected)
@@ -171,6 +196,8 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			tally["flushed"] += int64(x.flushed)
 			tally["lost"] += int64(x.lost)
 			tally["left"] += int64(x.left)
+			tally["stopFailed"] += x.stopFailed
+			tally["stopGaveUp"] += x.stopGaveUp
 			smp := claims.Sample{Of: x.injected, Seen: true,
 				Witness: fmt.Sprintf("%d of %d cycles failed by injection, %d counted", x.injected, x.cycles, x.errs)}
 			for range max(x.injected-x.errs, x.errs-x.injected) {
@@ -180,9 +207,10 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			return smp
 		},
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d of %d flush cycles failed by injection (panic, error, or sink); %s counted %d, one log line each; every cycle ran on time after a failure; %d points recorded = %d flushed + %d lost with a failed sink + %d still buffered; %d seeds failed",
-				o.Tally["injected"], o.Tally["cycles"], series, o.Tally["errs"], o.Tally["recorded"], o.Tally["flushed"], o.Tally["lost"], o.Tally["left"], o.Failed)
+			return fmt.Sprintf("%d of %d flush cycles failed by injection (panic, error, or sink; %d of them while the worker stopped, and %d more cycles gave up at the stop, which is no failure); %s counted %d, one log line each; every cycle ran on time after a failure; %d points recorded = %d flushed + %d lost with a failed sink + %d still buffered; %d seeds failed",
+				o.Tally["injected"], o.Tally["cycles"], o.Tally["stopFailed"], o.Tally["stopGaveUp"], series, o.Tally["errs"], o.Tally["recorded"], o.Tally["flushed"], o.Tally["lost"], o.Tally["left"], o.Failed)
 		},
+		Probes: []claims.Probe{{Name: "dr/cycle-running-at-stop", What: "a flush cycle was still running when the worker was stopped", Min: 20}},
 		Judge: func(o *claims.Outcome) string {
 			// The default rule has judged the seeds; a run that injected no
 			// failure proves nothing.

@@ -232,6 +232,25 @@ var drMutants = []Mutant{
 		Tests: "^TestDR11_",
 		Pkg:   "./scenarios/dr",
 	},
+	{
+		// Survived while DR-9's worker was always stopped between cycles.
+		ID: "dr-failure-during-stop-not-counted", Claims: []string{"DR-9"},
+		What:  "a drain that fails while the worker stops is neither counted nor logged, whatever its error",
+		File:  "impl/collector/worker.go",
+		Old:   "if err == nil || (w.ctx.Err() != nil && errors.Is(err, w.ctx.Err())) {",
+		New:   "if err == nil || w.ctx.Err() != nil {",
+		Tests: "^TestDR9_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-stop-counted-as-failure", Claims: []string{"DR-9"},
+		What:  "a drain that gives up because the worker stops is counted and logged as a failed cycle",
+		File:  "impl/collector/worker.go",
+		Old:   "if err == nil || (w.ctx.Err() != nil && errors.Is(err, w.ctx.Err())) {",
+		New:   "if err == nil || (false && errors.Is(err, w.ctx.Err())) {",
+		Tests: "^TestDR9_",
+		Pkg:   "./scenarios/dr",
+	},
 }
 
 // drSites are where impl encodes the DR bounds of the claims table.
