@@ -67,10 +67,10 @@ type World struct {
 	Width int64
 
 	clock    int64
-	events   []sim.EventID // each op's answer in the run's record, parallel to Ops
-	lastHook rt.Event      // set when the records of the latest hook are done
-	pending  []rt.Event    // set when other operations issued at hooks are done
-	values   int64 // points recorded so far: the next point's number
+	events   []sim.EventID      // each op's answer in the run's record, parallel to Ops
+	lastHook rt.Event           // set when the records of the latest hook are done
+	pending  []rt.Event         // set when other operations issued at hooks are done
+	values   int64              // points recorded so far: the next point's number
 	recorded []int64            // timestamps recorded so far, for cutoffs
 	byKey    map[string][]int64 // the same per key, for query bounds; looked up only
 }
