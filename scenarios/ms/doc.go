@@ -13,6 +13,7 @@
 //	MS-6   cancelwait_test.go  a request cancelled while it waits is no timeout: its deadline's error, nothing counted
 //	MS-7   fault_test.go       failures propagate; cancellation releases the user lock
 //	MS-8   budget_test.go      the retained weight stays within 64 MiB, measured from outside
+//	MS-8   evictmany_test.go   one maximum-size load into a full cache of smaller snapshots evicts as many as it must
 //	MS-9   invalidate_test.go  invalidations drop exactly the user's or community's entries; channel_id kept
 //	MS-10  freshness_test.go   a new grant is missing on another relay < 10 s
 //	MS-11  load_test.go        far fewer reads and checkouts than per-channel checks

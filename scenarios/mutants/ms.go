@@ -178,4 +178,15 @@ var msNewMutants = []Mutant{
 		Tests: "^TestMS6_",
 		Pkg:   "./scenarios/ms",
 	},
+	{
+		// Survived while MS-8 loaded snapshots of one size, each load
+		// evicting at most one entry.
+		ID: "ms-budget-evicts-one-per-insert", Claims: []string{"MS-8"},
+		What:  "an insert evicts at most one entry, however much it weighs: one large load leaves the cache over its budget",
+		File:  "impl/wcache/wcache.go",
+		Old:   "\tfor c.weight > c.budget {\n",
+		New:   "\tif c.weight > c.budget {\n",
+		Tests: "^TestMS8_",
+		Pkg:   "./scenarios/ms",
+	},
 }
