@@ -19,10 +19,19 @@ import (
 // The two filters of LF-4's world, installed together as logs and
 // telemetry: logs enables debug inside conn spans (and error inside quiet
 // ones, a less verbose directive for a span nested in conn), telemetry
-// trace inside request spans.
+// trace inside request spans. Three directives test how span directives
+// combine, as EnvFilter (tracing-subscriber 0.3) combines them: a conn span
+// of buzz_relay, or of a target below it, is matched by two directives, and
+// the more verbose wins whatever their order (EnvFilter keeps the most
+// verbose level of the matching directives without fields); a poll span
+// enables info only when its target is buzz_relay or below it; and the
+// spans task 0 creates (field task=0) enable debug for telemetry, a
+// directive with fields and no span name. [quiet] is named twice: the
+// later directive replaces the earlier, as in EnvFilter's directive set, so
+// quiet spans enable error, not debug.
 const (
-	lf4Logs = "warn,[conn]=debug,[quiet]=error"
-	lf4Otel = "error,[request]=trace"
+	lf4Logs = "warn,buzz_relay[conn]=info,[conn]=debug,[quiet]=debug,[quiet]=error,buzz_relay[poll]=info"
+	lf4Otel = "error,[request]=trace,[{task=0}]=debug"
 )
 
 // lf4Names are the span names the tasks create: conn, its lookalike, and
@@ -38,6 +47,7 @@ type lf4Span struct {
 	sp      *logfilter.Span
 	name    string
 	target  string
+	task    int // the task that started it: its field task
 	closed  bool
 	dropped bool // a shrinker dropped its start (sim.Keep): it does not exist
 }
@@ -65,8 +75,13 @@ func (tc *taskCtx) fork() *taskCtx {
 }
 
 func (tc *taskCtx) has(name string) bool {
+	return tc.hasWhere(func(sp *lf4Span) bool { return sp.name == name })
+}
+
+// hasWhere reports whether tc is inside a live span for which match holds.
+func (tc *taskCtx) hasWhere(match func(*lf4Span) bool) bool {
 	for _, f := range tc.stack {
-		if f.live && f.span.name == name {
+		if f.live && match(f.span) {
 			return true
 		}
 	}
@@ -102,19 +117,30 @@ func (tc *taskCtx) names() string {
 
 // lf4Want is LF-4's reference, from the claim's words and the two lists:
 // an event passes the logs filter at WARN and above, at DEBUG and above
-// inside a conn span or any span entered within one, at ERROR and above
-// inside a quiet span; it passes the telemetry filter at ERROR and above,
-// and at TRACE and above inside a request span.
+// inside a conn span or any span entered within one (of any target: the
+// more verbose of [conn]=debug and buzz_relay[conn]=info), at INFO and
+// above inside a poll span of buzz_relay or a target below it, at ERROR and
+// above inside a quiet span; it passes the telemetry filter at ERROR and
+// above, at TRACE and above inside a request span, and at DEBUG and above
+// inside a span task 0 started.
 func lf4Want(tc *taskCtx, l slog.Level) (logs, otel bool) {
 	logs, otel = l >= levelWarn, l >= levelError
 	if tc.has("conn") {
 		logs = logs || l >= levelDebug
+	}
+	if tc.hasWhere(func(sp *lf4Span) bool {
+		return sp.name == "poll" && (sp.target == "buzz_relay" || strings.HasPrefix(sp.target, "buzz_relay::"))
+	}) {
+		logs = logs || l >= levelInfo
 	}
 	if tc.has("quiet") {
 		logs = logs || l >= levelError
 	}
 	if tc.has("request") {
 		otel = otel || l >= levelTrace
+	}
+	if tc.hasWhere(func(sp *lf4Span) bool { return sp.task == 0 }) {
+		otel = otel || l >= levelDebug
 	}
 	return logs, otel
 }
@@ -189,7 +215,7 @@ func (w *lf4World) opEnd(op sim.EventID) {
 // start creates a span: an operation a shrinker may drop (sim.Keep), and
 // with it every enter, exit and close of the span.
 func (w *lf4World) start(name, target string, task int) *lf4Span {
-	out := &lf4Span{name: name, target: target}
+	out := &lf4Span{name: name, target: target, task: task}
 	if !w.s.Keep(sim.KeepOperation) {
 		out.dropped = true
 		return out

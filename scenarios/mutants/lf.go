@@ -144,6 +144,53 @@ var lfMutants = []Mutant{
 		Tests: "^TestLF2_",
 		Pkg:   "./scenarios/lf",
 	},
+	// How span directives combine, as EnvFilter combines them: each
+	// survived LF-4 while its lists named each span once, by name alone.
+	{
+		ID: "lf-span-directives-last-match-wins", Claims: []string{"LF-4"},
+		What:  "of two span directives matching one span, the one met last wins instead of the more verbose",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "level = min(level, d.Level)",
+		New:   "level = d.Level",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-field-directive-needs-a-span-name", Claims: []string{"LF-4"},
+		What:  "a directive with fields and no span name ([{task=0}]) matches no span",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "if d.Span != \"\" && d.Span != s.name {",
+		New:   "if d.Span != s.name {",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-field-value-ignored", Claims: []string{"LF-4"},
+		What:  "a field directive matches any span with a field of that name, whatever its value",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "if h == w {",
+		New:   "if h.Name == w.Name {",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-span-directive-target-exact", Claims: []string{"LF-4"},
+		What:  "a span directive's target matches only spans of that exact target, not of targets below it",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "if d.Target != \"\" && !within(d.Target, s.target) {",
+		New:   "if d.Target != \"\" && d.Target != s.target {",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-repeated-span-directive-kept", Claims: []string{"LF-4"},
+		What:  "a span directive named twice keeps both (the more verbose wins) instead of the later replacing the earlier",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "\t\t\tif !seen[key] {",
+		New:   "\t\t\tif true {",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
 }
 
 // lfSites are where impl/logfilter encodes the LF bounds of the claims
