@@ -28,10 +28,12 @@ import (
 // spans task 0 creates (field task=0) enable debug for telemetry, a
 // directive with fields and no span name. [quiet] is named twice: the
 // later directive replaces the earlier, as in EnvFilter's directive set, so
-// quiet spans enable error, not debug.
+// quiet spans enable error, not debug. Two directives name no level, which
+// EnvFilter reads as every level: [connection] (inside connection spans)
+// and the bare target other (for its events everywhere).
 const (
 	lf4Logs = "warn,buzz_relay[conn]=info,[conn]=debug,[quiet]=debug,[quiet]=error,buzz_relay[poll]=info"
-	lf4Otel = "error,[request]=trace,[{task=0}]=debug"
+	lf4Otel = "error,[request]=trace,[{task=0}]=debug,[connection],other"
 )
 
 // lf4Names are the span names the tasks create: conn, its lookalike, and
@@ -122,8 +124,9 @@ func (tc *taskCtx) names() string {
 // above inside a poll span of buzz_relay or a target below it, at ERROR and
 // above inside a quiet span; it passes the telemetry filter at ERROR and
 // above, at TRACE and above inside a request span, and at DEBUG and above
-// inside a span task 0 started.
-func lf4Want(tc *taskCtx, l slog.Level) (logs, otel bool) {
+// inside a span task 0 started, and at TRACE and above inside a
+// connection span or from the target other (or one below it).
+func lf4Want(tc *taskCtx, target string, l slog.Level) (logs, otel bool) {
 	logs, otel = l >= levelWarn, l >= levelError
 	if tc.has("conn") {
 		logs = logs || l >= levelDebug
@@ -141,6 +144,9 @@ func lf4Want(tc *taskCtx, l slog.Level) (logs, otel bool) {
 	}
 	if tc.hasWhere(func(sp *lf4Span) bool { return sp.task == 0 }) {
 		otel = otel || l >= levelDebug
+	}
+	if tc.has("connection") || target == "other" || strings.HasPrefix(target, "other::") {
+		otel = otel || l >= levelTrace
 	}
 	return logs, otel
 }
@@ -325,7 +331,7 @@ func (w *lf4World) log(tc *taskCtx, who string) {
 	}
 	where := who + " " + tc.names()
 	for _, l := range logfiltertest.EventLevels {
-		wl, wo := lf4Want(tc, l)
+		wl, wo := lf4Want(tc, target, l)
 		w.events = append(w.events, lf4Event{level: l, target: target, where: where, wantLogs: wl, wantOtel: wo})
 		logger.Log(tc.ctx, l, "e"+strconv.Itoa(len(w.events)-1))
 	}

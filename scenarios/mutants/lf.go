@@ -191,6 +191,24 @@ var lfMutants = []Mutant{
 		Tests: "^TestLF4_",
 		Pkg:   "./scenarios/lf",
 	},
+	{
+		ID: "lf-span-directive-without-level-reads-info", Claims: []string{"LF-4"},
+		What:  "a span directive with no level ([connection]) enables info and above, not every level as EnvFilter does",
+		File:  "impl/logfilter/parse.go",
+		Old:   "\t\td.Level = LevelTrace // target[span] with no '=': every level",
+		New:   "\t\td.Level = LevelTrace + 12",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-bare-target-reads-info", Claims: []string{"LF-4"},
+		What:  "a bare target in a span-aware list (other) enables info and above for it, not every level as EnvFilter does",
+		File:  "impl/logfilter/parse.go",
+		Old:   "return Directive{Target: s, Level: LevelTrace}, nil",
+		New:   "return Directive{Target: s, Level: LevelTrace + 12}, nil",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
 }
 
 // lfSites are where impl/logfilter encodes the LF bounds of the claims
