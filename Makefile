@@ -69,7 +69,7 @@ STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The claim families' test packages.
 FAMILIES     := ./scenarios/oc/... ./scenarios/ms/... ./scenarios/dr/... ./scenarios/tw/... ./scenarios/lf/...
 
-.PHONY: test vet unit race race-families integration determinism fuzz audit audit-quick audit-verify-schemata sim sweep-slurm sweep-slurm-test replay shrink bench lint
+.PHONY: test vet unit race race-families integration determinism fuzz audit audit-quick audit-verify-schemata try-mutants sim sweep-slurm sweep-slurm-test replay shrink bench lint
 
 ## test: everything CI proves: unit and seeded claim checks, the race
 ## detector, the integration tests on real PostgreSQL and Redis, a
@@ -179,6 +179,13 @@ audit:
 ## and 30 seeds per mutant, without shrinking (part of make test)
 audit-quick:
 	$(GO) run ./scenarios/cmd/audit -seeds default -determinism 2 -mutant-seeds 30 -shrink 0 -out $(OUT)/quick
+
+## try-mutants: run your own mutants (a JSON file, MUTANTS=...) against the claim checks, each on an
+## overlay of its own, MUTANT_SEEDS seeds each; prints which check caught each and which survived
+##   make try-mutants MUTANTS=my-mutants.json
+try-mutants:
+	@if [ -z "$(MUTANTS)" ]; then echo "make try-mutants: name the file: make try-mutants MUTANTS=file.json (format: README, "Trying changes nobody thought of")"; exit 2; fi
+	$(GO) run ./scenarios/cmd/audit try -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)/try $(MUTANTS)
 
 ## sim: the main job: every claim check over SEEDS seeds, every mutant, then the audit table
 sim:

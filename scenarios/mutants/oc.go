@@ -233,4 +233,15 @@ var ocRareMutants = []Mutant{
 		Tests: "^TestOC9_",
 		Pkg:   "./scenarios/oc",
 	},
+	{
+		// Found by audit try: OC-1's differential asked Accessible only,
+		// and only OC-4's verdict over all its seeds caught this.
+		ID: "oc-granted-ignores-open-half", Claims: []string{"OC-1"},
+		What:  "Granted answers from the member half alone: a reader who is no member is never granted an open channel",
+		File:  "impl/accesschannels/cache.go",
+		Old:   "return contains(member, channel) || contains(open, channel), nil",
+		New:   "return contains(member, channel) || (false && contains(open, channel)), nil",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
 }

@@ -19,7 +19,8 @@ import (
 
 // TestOC1_UnionMatchesUncached checks OC-1: accessible(reader) = the
 // reader's member channels ∪ the community's listed open channels, and the
-// cached answer equals the uncached one. Differential, with reliable
+// cached answer equals the uncached one, and Granted answers the same
+// union for every channel. Differential, with reliable
 // invalidation and no write concurrent with the reads: rounds of a few
 // writes, then every reader (including readers with no member channel at
 // all) asks a random pod, which must answer exactly the uncached union and
@@ -74,6 +75,18 @@ func TestOC1_UnionMatchesUncached(t *testing.T) {
 									round, pods.Short(r), pod.Name, shortIDs(cached), shortIDs(uncached), shortIDs(want))
 							})
 						}
+						// Granted is the same union asked one channel at a
+						// time: every channel of the tables, granted or not.
+						for _, ch := range w.DB.State().ChannelIDs() {
+							granted, err := pod.OC.Granted(ctx, c.Community, r, ch)
+							smp.Of++
+							if want := slices.Contains(want, ch); err != nil || granted != want {
+								smp.Wrongly(func() string {
+									return fmt.Sprintf("round %d, reader %s on %s: Granted(%s) = %v (%v), the tables say %v",
+										round, pods.Short(r), pod.Name, pods.Short(ch), granted, err, want)
+								})
+							}
+						}
 					})
 				}
 				_ = wg.Wait(ctx)
@@ -86,7 +99,7 @@ func TestOC1_UnionMatchesUncached(t *testing.T) {
 		},
 		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d of %d cached answers differ from the uncached union and the tables", o.Wrong, o.Of)
+			return fmt.Sprintf("%d of %d cached answers (Accessible, and Granted for every channel) differ from the uncached union and the tables", o.Wrong, o.Of)
 		},
 		Note: func(claims.Outcome) string {
 			return "readers include members, open-only readers, and a reader with no membership at all"

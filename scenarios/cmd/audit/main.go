@@ -18,6 +18,11 @@
 // the merge, which then build nothing:
 //
 //	go run ./scenarios/cmd/audit build -bin out/bin   # then: audit -bin out/bin ..., audit merge -bin out/bin ...
+//
+// Changes nobody put in the catalogue can be tried against the checks the
+// same way, one overlay each, from a JSON file (see tryMain):
+//
+//	go run ./scenarios/cmd/audit try mutants.json
 package main
 
 import (
@@ -43,6 +48,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "build" {
 		os.Exit(buildMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "try" {
+		os.Exit(tryMain(os.Args[2:]))
 	}
 	seeds := seedsFlag(50)
 	flag.Var(&seeds, "seeds", `seeds per claim check, or "default": each check's own count, as go test runs it`)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,4 +89,62 @@ func TestOnlySelectsTheNamedMutants(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, all, len(st.ms))
 	assert.Len(t, st.ms, len(all), "the catalogue is not edited by a selection")
+}
+
+// audit try runs a reviewer's own mutants, each on an overlay of its own,
+// and says which check caught each and which survived: here a change that
+// drops the open half from Granted (caught by OC-1) and one that edits a
+// comment (which no check can catch); one survivor makes the exit status 1.
+func TestTryReportsCaughtAndSurvived(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mutants.json")
+	require.NoError(t, os.WriteFile(file, []byte(`[
+ {"id": "granted-member-half-only-again", "file": "impl/accesschannels/cache.go",
+  "old": "return contains(member, channel) || contains(open, channel), nil",
+  "new": "return contains(member, channel) || (false && contains(open, channel)), nil",
+  "pkg": "./scenarios/oc", "tests": "^TestOC1_UnionMatchesUncached"},
+ {"id": "comment-only", "file": "impl/accesschannels/cache.go",
+  "old": "// OC-10: member key includes the community", "new": "// the member key",
+  "pkg": "./scenarios/oc", "tests": "^TestOC1_UnionMatchesUncached"}
+]`), 0o644))
+	out, rc := runAudit(t, "try", "-mutant-seeds", "3", "-out", filepath.Join(dir, "out"), file)
+	assert.Equal(t, 1, rc, out)
+	assert.Regexp(t, `granted-member-half-only-again +caught after [0-9]+ seed\(s\) by TestOC1_UnionMatchesUncached`, out)
+	assert.Regexp(t, `comment-only +SURVIVED 3 seeds of the checks \^TestOC1_UnionMatchesUncached in ./scenarios/oc`, out)
+	assert.Contains(t, out, "audit try: 1 caught, 1 survived, 0 could not be run")
+}
+
+// A try file is checked whole before anything runs: each mistake is named.
+func TestTryRefusesBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	ok := `"id": "x", "file": "impl/accesschannels/cache.go", "old": "// OC-10: member key includes the community", "new": "// y"`
+	for _, c := range []struct{ body, want string }{
+		{`{`, "want a JSON array"},
+		{`[]`, "no mutant"},
+		{`[{` + ok + `, "pkg": "./scenarios/oc", "colour": "red"}]`, `unknown field "colour"`},
+		{`[{` + ok + `}]`, `pkg "" is not a claim family`},
+		{`[{` + ok + `, "pkg": "./impl/accesschannels"}]`, `pkg "./impl/accesschannels" is not a claim family`},
+		{`[{` + ok + `, "pkg": "./scenarios/oc", "claims": ["OC-99"]}]`, "unknown claim OC-99"},
+		{`[{"id": "x", "file": "impl/accesschannels/cache.go", "old": "no such text", "new": "y", "pkg": "./scenarios/oc"}]`, "occurs 0 times"},
+		{`[{"id": "oc-no-age-check", "file": "impl/accesschannels/cache.go", "old": "a", "new": "b", "pkg": "./scenarios/oc"}]`, "the catalogue already has that ID"},
+		{`[{` + ok + `, "pkg": "./scenarios/oc", "seeds": 3}]`, "kind and seeds are the audit's"},
+	} {
+		file := filepath.Join(dir, "m.json")
+		require.NoError(t, os.WriteFile(file, []byte(c.body), 0o644))
+		out, rc := runAudit(t, "try", file)
+		assert.Equal(t, 2, rc, "%s: %s", c.body, out)
+		assert.Contains(t, out, c.want, c.body)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"try"}, "audit try: name one file of mutants"},
+		{[]string{"try", "-j", "0", "m.json"}, "audit try: -mutant-seeds, -j and -timeout must be positive"},
+		{[]string{"try", filepath.Join(dir, "missing.json")}, "no such file"},
+	} {
+		out, rc := runAudit(t, c.args...)
+		assert.Equal(t, 2, rc, "%v: %s", c.args, out)
+		assert.Contains(t, out, c.want, "%v", c.args)
+	}
 }
