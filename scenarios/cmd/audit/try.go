@@ -214,4 +214,3 @@ func oneLine(s string) string {
 	}
 	return s
 }
-
