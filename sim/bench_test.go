@@ -288,23 +288,7 @@ func BenchmarkLockReadSleep(b *testing.B) {
 // next with one switch instead of two, links only into package iter.)
 func lockReadSleepFloor(b *testing.B) {
 	var sink int
-	res := Run(Config{Seed: 1, RecordDecisions: true}, func(s *Sim) {
-		mu := s.NewMutex("m")
-		wg := s.NewWaitGroup("all")
-		wg.Add(lrsTasks)
-		for range lrsTasks {
-			s.Go("worker", func() {
-				defer wg.Done()
-				for range lrsIters {
-					mu.Lock()
-					sink++
-					mu.Unlock()
-					_ = s.Sleep(bg, time.Millisecond)
-				}
-			})
-		}
-		_ = wg.Wait(bg)
-	})
+	res := Run(Config{Seed: 1, RecordDecisions: true}, func(s *Sim) { lrsProgram(s, &sink) })
 	if res.Err != nil {
 		b.Fatal(res.Err)
 	}
@@ -359,6 +343,27 @@ func withT(b *testing.B, f func(t *testing.T)) {
 	}
 }
 
+// lrsProgram is BenchmarkLockReadSleep's program on the simulator: it
+// returns when every task is done.
+func lrsProgram(s *Sim, sink *int) {
+	mu := s.NewMutex("m")
+	wg := s.NewWaitGroup("all")
+	shared := 42
+	wg.Add(lrsTasks)
+	for range lrsTasks {
+		s.Go("worker", func() {
+			defer wg.Done()
+			for range lrsIters {
+				mu.Lock()
+				*sink += shared
+				mu.Unlock()
+				_ = s.Sleep(bg, time.Millisecond)
+			}
+		})
+	}
+	_ = wg.Wait(bg)
+}
+
 // lockReadSleep runs the program of BenchmarkLockReadSleep under the
 // simulator with cfg, once per op.
 func lockReadSleep(b *testing.B, cfg Config) {
@@ -366,22 +371,7 @@ func lockReadSleep(b *testing.B, cfg Config) {
 	var resumptions int64
 	for b.Loop() {
 		res := Run(cfg, func(s *Sim) {
-			mu := s.NewMutex("m")
-			wg := s.NewWaitGroup("all")
-			shared := 42
-			wg.Add(lrsTasks)
-			for range lrsTasks {
-				s.Go("worker", func() {
-					defer wg.Done()
-					for range lrsIters {
-						mu.Lock()
-						sink += shared
-						mu.Unlock()
-						_ = s.Sleep(bg, time.Millisecond)
-					}
-				})
-			}
-			_ = wg.Wait(bg)
+			lrsProgram(s, &sink)
 			resumptions = s.switches
 		})
 		if res.Err != nil {
