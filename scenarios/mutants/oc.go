@@ -244,4 +244,24 @@ var ocRareMutants = []Mutant{
 		Tests: "^TestOC1_",
 		Pkg:   "./scenarios/oc",
 	},
+	{
+		// Survived while OC-1's differential ran without read failures.
+		ID: "oc-failed-member-read-cached-empty", Claims: []string{"OC-1"},
+		What:  "a failed member-half read caches an empty member half for the TTL: the reader's member channels are denied until it expires",
+		File:  "impl/accesschannels/member.go",
+		Old:   "\t\treturn nil, err // a failed read caches nothing",
+		New:   "\t\tc.mu.Lock()\n\t\tc.members.Put(k, nil, c.r.Now().Add(c.cfg.TTL))\n\t\tc.mu.Unlock()\n\t\treturn nil, err",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		// Survived while no reader was a member of an open channel.
+		ID: "oc-union-keeps-duplicates", Claims: []string{"OC-1"},
+		What:  "the union lists a channel twice when it is in both halves (a member of an open channel)",
+		File:  "impl/accesschannels/union.go",
+		Old:   "\t\tif dup {\n\t\t\tj++",
+		New:   "\t\tif dup && false {\n\t\t\tj++",
+		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
 }

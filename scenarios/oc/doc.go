@@ -3,7 +3,7 @@
 // flown in the simulated relay pods of scenarios/world/pods around the
 // production code of impl/accesschannels and impl/relay.
 //
-//	OC-1   union_test.go      cached answer = uncached union = the tables
+//	OC-1   union_test.go      cached answer = uncached union = the tables, Accessible and Granted; also with one read in five failing
 //	OC-1   sharedread_test.go readers who joined a read that failed or was abandoned: the union, or the read's error
 //	OC-2   window_test.go     lost invalidation: non-member grants < 1 s stale (churn, and a race to the bound per revocation kind)
 //	OC-2   slowread_test.go   a reader who asks while a read older than the window runs is not given its answer
