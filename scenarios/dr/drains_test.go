@@ -238,6 +238,7 @@ func TestDR5_PutBackOrder(t *testing.T) {
 func TestDR7_Linearizable(t *testing.T) {
 	type seed struct {
 		ops, linOps, deviations, cycles, failed int
+		finalQueries                            int
 		reproduced                              bool
 		witness                                 string
 	}
@@ -254,7 +255,7 @@ func TestDR7_Linearizable(t *testing.T) {
 			if r == nil {
 				return out, err
 			}
-			out.cycles, out.failed, out.ops = wp.Calls, len(wp.Injected), len(w.Ops)
+			out.cycles, out.failed, out.ops, out.finalQueries = wp.Calls, len(wp.Injected), len(w.Ops), w.FinalQueries
 			if err != nil {
 				return out, err
 			}
@@ -299,14 +300,15 @@ func TestDR7_Linearizable(t *testing.T) {
 			tally["deviations"] += int64(x.deviations)
 			tally["cycles"] += int64(x.cycles)
 			tally["failed"] += int64(x.failed)
+			tally["finalQueries"] += int64(x.finalQueries)
 			if x.reproduced {
 				tally["reproduced"]++
 			}
 			return claims.Sample{Tally: tally, Of: int64(x.linOps), Seen: true, Witness: x.witness}
 		},
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("porcupine Ok on %d record/drain/prune/query operations (of %d; queries overlapping a drain left out) and the lock-order replay agrees on all; the deviation reproduced in %d of %d seeds: %d queries inside a split saw only the points recorded since the swap (porcupine Illegal with them), all labelled, none otherwise wrong; %d flush cycles, %d with an injected failure; %d seeds failed",
-				o.Tally["linOps"], o.Tally["ops"], o.Tally["reproduced"], o.Seeds, o.Tally["deviations"], o.Tally["cycles"], o.Tally["failed"], o.Failed)
+			return fmt.Sprintf("porcupine Ok on %d record/drain/prune/query operations (of %d; queries overlapping a drain left out) and the lock-order replay agrees on all; %d queries at every buffered point's bounds, once the tasks had ended, answered what the final snapshot holds; the deviation reproduced in %d of %d seeds: %d queries inside a split saw only the points recorded since the swap (porcupine Illegal with them), all labelled, none otherwise wrong; %d flush cycles, %d with an injected failure; %d seeds failed",
+				o.Tally["linOps"], o.Tally["ops"], o.Tally["finalQueries"], o.Tally["reproduced"], o.Seeds, o.Tally["deviations"], o.Tally["cycles"], o.Tally["failed"], o.Failed)
 		},
 		Probes: []claims.Probe{probe(drain.ProbeQueryDeviation, "a query inside a split that missed buffered points (the documented deviation, which must be reproduced)", 1)},
 		Note: func(claims.Outcome) string {

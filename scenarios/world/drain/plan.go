@@ -9,6 +9,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/stats"
+	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/sim"
 )
 
@@ -47,11 +48,12 @@ type Plan struct {
 	Worker *WorkerPlan
 	// FinalQueries, once the tasks are done and before the final drain,
 	// queries every key at every bound a buffered point has: [t, t+1ns),
-	// [t, end) and [start, t) for each distinct timestamp t recorded on the
-	// key, at most MaxFinalQueries in all. A query bound then falls on the
-	// oldest and the newest point of every chunk, whatever the layout (the
-	// querier's random bounds hit a chunk's newest point about once in a
-	// hundred queries) (DR-7).
+	// [t, end) and [start, t) for each distinct timestamp t buffered on the
+	// key, at most MaxFinalQueries in all, each answer compared with a
+	// final snapshot (World.FinalQueries counts them). A query bound then
+	// falls on the oldest and the newest point of every chunk, whatever the
+	// layout (the querier's random bounds hit a chunk's newest point about
+	// once in a hundred queries) (DR-7).
 	FinalQueries bool
 	// FinalDrain drains everything at the end, so the last state is in the
 	// history; FinalSnapshot then takes a snapshot.
@@ -211,19 +213,25 @@ func (w *World) Run(p Plan) {
 }
 
 // queryEveryBound issues Plan.FinalQueries's queries, key by key in the
-// world's key order, timestamps ascending.
+// world's key order, timestamps ascending. Once every task has ended the
+// answers are known: a snapshot, taken first and recorded (the checkers
+// hold it to the model at its place in the lock order), says what each
+// range holds. The queries themselves are compared with it here and are
+// not recorded: thousands of them would only lengthen the history every
+// checker and every shrink re-run walks.
 func (w *World) queryEveryBound(check func(Op)) {
+	snap := w.Snapshot("final-bounds")
+	check(snap)
+	held := make(map[string][]model.Point, len(w.Keys)) // each key's points in recorded order
+	for _, p := range snap.Snapshot {
+		held[p.Key] = append(held[p.Key], p)
+	}
 	stamps := make(map[string][]int64, len(w.Keys))
-	for _, p := range w.Initial {
-		stamps[p.Key] = append(stamps[p.Key], p.TS)
-	}
-	for _, op := range w.Ops {
-		if op.Kind == KindRecord && op.Err == nil {
-			stamps[op.In.Key] = append(stamps[op.In.Key], op.In.TS)
-		}
-	}
 	n := 0
 	for _, key := range w.Keys {
+		for _, p := range held[key] {
+			stamps[key] = append(stamps[key], p.TS)
+		}
 		slices.Sort(stamps[key])
 		stamps[key] = slices.Compact(stamps[key])
 		n += 3 * len(stamps[key])
@@ -235,12 +243,34 @@ func (w *World) queryEveryBound(check func(Op)) {
 	start := w.Stamps.Base - int64(240*time.Hour)
 	for _, key := range w.Keys {
 		for _, t := range stamps[key] {
-			check(w.Query("final", key, t, t+1))
-			check(w.Query("final", key, t, Everything))
-			if t > start {
-				check(w.Query("final", key, start, t))
+			for _, r := range [][2]int64{{t, t + 1}, {t, Everything}, {start, t}} {
+				if r[0] >= r[1] {
+					continue
+				}
+				w.queryAgainst(key, r[0], r[1], held[key])
 			}
 		}
+	}
+}
+
+// queryAgainst queries key over [from, to) and ends the run, naming DR-7,
+// unless the answer is exactly held's points in that range, in order.
+func (w *World) queryAgainst(key string, from, to int64, held []model.Point) {
+	w.FinalQueries++
+	got, err := w.C.Query(key, at(from), at(to))
+	var want []model.Point
+	for _, p := range held {
+		if from <= p.TS && p.TS < to {
+			want = append(want, p)
+		}
+	}
+	same := err == nil && len(got) == len(want)
+	for i := 0; same && i < len(got); i++ {
+		same = got[i].TS == want[i].TS && got[i].Value == want[i].Value
+	}
+	if !same {
+		w.S.Failf("DR-7: once every task had ended, query(%s, [%d, %d)) returned %d points (%v); the final snapshot, held to the model, has %d there",
+			key, from, to, len(got), err, len(want))
 	}
 }
 

@@ -65,6 +65,9 @@ type World struct {
 	PruneHorizon int64
 	// Width is the collector's bucket width in ns.
 	Width int64
+	// FinalQueries counts the queries Plan.FinalQueries compared with the
+	// final snapshot.
+	FinalQueries int
 
 	clock    int64
 	events   []sim.EventID      // each op's answer in the run's record, parallel to Ops
