@@ -29,6 +29,11 @@ type Runner struct {
 	Pkgs    []string      // claim family packages (Families)
 	Log     io.Writer     // progress lines
 	Timeout time.Duration // per go test process
+	// MutantTimeout limits each mutant's test process (0: Timeout). A
+	// mutant that makes a check loop forever (an infinite loop inside one
+	// simulated step, which no step limit sees) is caught when it runs
+	// out, as a hang, instead of holding a slot for the whole Timeout.
+	MutantTimeout time.Duration
 	// Env adds to the claim checks' environment (a shard's slice, or the
 	// shards to merge).
 	Env map[string]string
@@ -107,11 +112,18 @@ func (r *Runner) CheckDeterminism(n int) {
 // environment form of the -sim flags reaches every package of a pattern,
 // also those that define no flags).
 func (r Runner) goTest(ctx context.Context, out io.Writer, env map[string]string, args ...string) error {
-	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	return r.goTestWithin(ctx, r.Timeout, out, env, args...)
+}
+
+// goTestWithin is goTest with a limit of its own.
+func (r Runner) goTestWithin(ctx context.Context, limit time.Duration, out io.Writer, env map[string]string, args ...string) error {
+	// The process's own -timeout first, so that a hang prints its running
+	// tests; the context's, a minute later, in case it does not exit.
+	ctx, cancel := context.WithTimeout(ctx, limit+time.Minute)
 	defer cancel()
 	// -p 1: the wall-clock claims (DR-8, TW-9) measure ratios on a machine
 	// that no other test binary of this run is loading.
-	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-p", "1", "-timeout", r.Timeout.String()}, args...)...)
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-p", "1", "-timeout", limit.String()}, args...)...)
 	cmd.Dir = r.Root
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = os.Environ()
@@ -388,7 +400,7 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 		return res
 	}
 	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
-		return r.goTest(ctx, out, env, "-overlay="+overlay, "-failfast", "-run", m.Tests, m.Pkg)
+		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, "-overlay="+overlay, "-failfast", "-run", m.Tests, m.Pkg)
 	})
 }
 
@@ -401,9 +413,10 @@ func (r Runner) runSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int
 		return MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds, Error: err.Error()}
 	}
 	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
-		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+		limit := r.mutantTimeout()
+		ctx, cancel := context.WithTimeout(ctx, limit+time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, binary, "-test.run="+m.Tests, "-test.failfast", "-test.count=1", "-test.timeout="+r.Timeout.String())
+		cmd := exec.CommandContext(ctx, binary, "-test.run="+m.Tests, "-test.failfast", "-test.count=1", "-test.timeout="+limit.String())
 		cmd.Dir = filepath.Join(r.Root, m.Pkg) // the package's directory, as go test runs it
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.Env = append(os.Environ(), mutants.MutantEnv+"="+m.ID)
@@ -506,8 +519,29 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	return res
 }
 
+// mutantTimeout is the limit of one mutant's test process.
+func (r Runner) mutantTimeout() time.Duration {
+	if r.MutantTimeout > 0 {
+		return r.MutantTimeout
+	}
+	return r.Timeout
+}
+
 func firstFailedTest(out string) string {
-	for _, l := range strings.Split(out, "\n") {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		// go test's own -timeout: the tests still running hung.
+		if limit, ok := strings.CutPrefix(strings.TrimSpace(l), "panic: test timed out after "); ok {
+			name := "a test"
+			if i+2 < len(lines) && strings.TrimSpace(lines[i+1]) == "running tests:" {
+				if f := strings.Fields(lines[i+2]); len(f) > 0 {
+					name = f[0]
+				}
+			}
+			return fmt.Sprintf("%s (a hang: still running when the %s limit ran out)", name, limit)
+		}
+	}
+	for _, l := range lines {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "--- FAIL: "); ok {
 			// The name alone: the line's "(1.53s)" is a timing, which would
 			// make two runs of the same mutant read differently (the

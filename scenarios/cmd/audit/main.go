@@ -61,6 +61,7 @@ func main() {
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
 	parallel := flag.Int("j", 2, "processes at once, shared by the claim packages' checks and the mutants, built and run (the timed checks, audit.TimedTests, run alone first)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "limit per go test process")
+	mutantTimeout := flag.Duration("mutant-timeout", 5*time.Minute, "limit per mutant's test process: a mutant whose checks hang (a loop no step limit sees) is caught, as a hang, when it runs out (the slowest mutant of make sim takes seconds)")
 	schemata := flag.Bool("schemata", true, "run the mutants that edit one function from one schema build per claim family (false: one build per mutant)")
 	verify := flag.Bool("verify-schemata", false, "run every schematized mutant both on the schema build and on its own overlay, and fail on any difference (no claim checks)")
 	shrinkTries := flag.Int("shrink", 200, "shrink each caught mutant's first failing seed with at most this many re-runs, for AUDIT.md's minimal counterexamples (0: do not shrink)")
@@ -74,7 +75,7 @@ func main() {
 		name string
 		bad  bool
 		v    any
-	}{{"-mutant-seeds", *mutantSeeds <= 0, *mutantSeeds}, {"-j", *parallel <= 0, *parallel}, {"-timeout", *timeout <= 0, *timeout}} {
+	}{{"-mutant-seeds", *mutantSeeds <= 0, *mutantSeeds}, {"-j", *parallel <= 0, *parallel}, {"-timeout", *timeout <= 0, *timeout}, {"-mutant-timeout", *mutantTimeout <= 0, *mutantTimeout}} {
 		if f.bad {
 			fmt.Fprintf(os.Stderr, "audit: %s must be positive, got %v\n", f.name, f.v)
 			os.Exit(2)
@@ -98,7 +99,7 @@ func main() {
 		shard = &sh
 	}
 	if *verify {
-		if err := verifyMain(*mutantSeeds, *parallel, *timeout, *out, *only); err != nil {
+		if err := verifyMain(*mutantSeeds, *parallel, *timeout, *mutantTimeout, *out, *only); err != nil {
 			fmt.Fprintln(os.Stderr, "audit:", err)
 			os.Exit(1)
 		}
@@ -116,7 +117,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "audit: -shrink-more must not be negative, got %d\n", *shrinkMore)
 		os.Exit(2)
 	}
-	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, shard, *schemata, *shrinkTries, *shrinkMore, *shrinkWall, *determinism, *bin); err != nil {
+	if err := mainErr(int(seeds), *mutantSeeds, *out, *run, *withMutants, *only, *parallel, *timeout, *mutantTimeout, shard, *schemata, *shrinkTries, *shrinkMore, *shrinkWall, *determinism, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
@@ -139,7 +140,7 @@ func selectMutants(ms []mutants.Mutant, only string) ([]mutants.Mutant, error) {
 
 // verifyMain compares the schema build with one build per mutant (those
 // -only names, or all).
-func verifyMain(seeds, parallel int, timeout time.Duration, out, only string) error {
+func verifyMain(seeds, parallel int, timeout, mutantTimeout time.Duration, out, only string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -150,7 +151,7 @@ func verifyMain(seeds, parallel int, timeout time.Duration, out, only string) er
 	if err != nil {
 		return err
 	}
-	r := audit.Runner{Root: st.root, Out: absOut(st.root, out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout}
+	r := audit.Runner{Root: st.root, Out: absOut(st.root, out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, MutantTimeout: mutantTimeout}
 	start := time.Now()
 	problems := r.VerifySchemata(ctx, ms, seeds, parallel)
 	for _, p := range problems {
@@ -201,7 +202,7 @@ func absOut(root, out string) string {
 	return out
 }
 
-func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries, shrinkMore int, shrinkWall time.Duration, determinism int, bin string) error {
+func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only string, parallel int, timeout, mutantTimeout time.Duration, shard *simtest.Shard, schemata bool, shrinkTries, shrinkMore int, shrinkWall time.Duration, determinism int, bin string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := load()
@@ -213,7 +214,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		return err
 	}
 	out = absOut(st.root, out)
-	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, ShrinkAttempts: shrinkTries, ShrinkMore: shrinkMore, ShrinkWall: shrinkWall, ClaimProcs: parallel}
+	r := audit.Runner{Root: st.root, Out: out, Pkgs: st.pkgs, Log: os.Stdout, Timeout: timeout, MutantTimeout: mutantTimeout, ShrinkAttempts: shrinkTries, ShrinkMore: shrinkMore, ShrinkWall: shrinkWall, ClaimProcs: parallel}
 	if bin != "" {
 		r.Bin = absOut(st.root, bin)
 	}

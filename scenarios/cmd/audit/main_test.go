@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,6 +53,7 @@ func TestEveryBadFlagIsNamed(t *testing.T) {
 		{[]string{"-mutant-seeds", "-3"}, "audit: -mutant-seeds must be positive, got -3", 2},
 		{[]string{"-j", "0"}, "audit: -j must be positive, got 0", 2},
 		{[]string{"-timeout", "0s"}, "audit: -timeout must be positive, got 0s", 2},
+		{[]string{"-mutant-timeout", "-1s"}, "audit: -mutant-timeout must be positive, got -1s", 2},
 		{[]string{"-shrink", "-1"}, "audit: -shrink must not be negative, got -1", 2},
 		{[]string{"-shrink-more", "-1"}, "audit: -shrink-more must not be negative, got -1", 2},
 		{[]string{"-shrink-wall", "0s"}, "audit: -shrink-wall must be positive, got 0s", 2},
@@ -147,4 +149,20 @@ func TestTryRefusesBadFiles(t *testing.T) {
 		assert.Equal(t, 2, rc, "%v: %s", c.args, out)
 		assert.Contains(t, out, c.want, "%v", c.args)
 	}
+}
+
+// A mutant that makes a check loop forever (here TW-6's, over a timer
+// list whose unlink leaves a stale back link) is caught as a hang when the
+// mutant's limit runs out, naming the test that was still running, and
+// holds its slot no longer than that.
+func TestTryCatchesAHangWhenItsLimitRunsOut(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hang.json")
+	require.NoError(t, os.WriteFile(file, []byte(`[{"id": "unlink-leaves-next-prev", "file": "impl/timerwheel/element.go",
+  "old": "\tif e.next != nil {\n\t\te.next.prev = e.prev\n\t}", "new": "", "pkg": "./scenarios/tw", "tests": "^TestTW6_ScheduleCancelsFirst$"}]`), 0o644))
+	start := time.Now()
+	out, rc := runAudit(t, "try", "-timeout", "3s", "-mutant-seeds", "2", "-out", filepath.Join(dir, "out"), file)
+	assert.Equal(t, 0, rc, out)
+	assert.Contains(t, out, "by TestTW6_ScheduleCancelsFirst (a hang: still running when the 3s limit ran out)")
+	assert.Less(t, time.Since(start), 90*time.Second, "the hang held its slot past its limit")
 }

@@ -49,7 +49,7 @@ func tryMain(args []string) int {
 	seeds := fs.Int("mutant-seeds", 30, "seed budget per mutant")
 	parallel := fs.Int("j", 2, "mutants built and run at once")
 	out := fs.String("out", "out/try", "output directory (each mutant's overlay and failure artifacts)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "limit per go test process")
+	timeout := fs.Duration("timeout", 5*time.Minute, "limit per mutant's go test process: a mutant whose checks hang is caught, as a hang, when it runs out")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -73,7 +73,7 @@ func tryMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r := audit.Runner{Root: st.root, Out: absOut(st.root, *out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout}
+	r := audit.Runner{Root: st.root, Out: absOut(st.root, *out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout}
 	fmt.Printf("audit try: %d mutant(s) from %s, %d seeds each, %d at a time\n", len(ms), fs.Arg(0), *seeds, *parallel)
 	start := time.Now()
 	results := runTry(ctx, r, ms, *seeds, *parallel)
