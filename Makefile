@@ -123,6 +123,9 @@ unit:
 ## (sim/simtest's replay tests start dozens): 22 of the stage's 51 s on a warm cache. What it gives up:
 ## a goroutine a test leaves running past the binary's end gets no second to race. Every race before
 ## that fails the test it happened in (the detector reports at the access, testing fails the test).
+## Then the claim families' RaceFree checks (Test<ID>_...RaceFree): real goroutines under the race
+## detector, for the data races the simulator cannot see; the audit's Race mutants (mutants.Mutant.Race)
+## must be caught by them, so here they must pass on the production code.
 ## RACE_FIRST are the packages whose tests take longest under the race detector; they come first on
 ## the command line, so go test starts them first, instead of last (in the order of their paths):
 ## there, sim's tests ran on alone while the other core waited. 2 alternated runs each: 41.6 and
@@ -134,7 +137,10 @@ race:
 	@first="$$($(GO) list $(RACE_FIRST))" && \
 	rest="$$($(GO) list ./impl/... ./sim/... | grep -v -x -F "$$first" | grep -v -x -F "$$(printf '%s\n' $(STATIC))")" && \
 	echo "$(GO) test -race -count=1" $$first $$rest && \
-	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" $(GO) test -race -count=1 $$first $$rest
+	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" $(GO) test -race -count=1 $$first $$rest && \
+	racefree="$$(grep -rl --include='*_test.go' -E '^func Test[A-Z]+[0-9]+_[A-Za-z]*RaceFree\(' scenarios | xargs -r -n1 dirname | sort -u | sed 's|^|./|')" && \
+	if [ -n "$$racefree" ]; then echo "$(GO) test -race -count=1 -run RaceFree" $$racefree; \
+	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" $(GO) test -race -count=1 -run 'RaceFree' $$racefree; fi
 
 ## race-families: the claim families' tests under the race detector, 2 seeds each (WINDTUNNEL_SIM_SEEDS),
 ## run side by side as -sim.parallel runs them, with -short (the timed checks skip: under the detector

@@ -400,7 +400,11 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 		return res
 	}
 	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
-		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, "-overlay="+overlay, "-failfast", "-run", m.Tests, m.Pkg)
+		args := []string{"-overlay=" + overlay, "-failfast", "-run", m.Tests, m.Pkg}
+		if m.Race {
+			args = append([]string{"-race"}, args...)
+		}
+		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, args...)
 	})
 }
 

@@ -251,6 +251,19 @@ var drMutants = []Mutant{
 		Tests: "^TestDR9_",
 		Pkg:   "./scenarios/dr",
 	},
+	{
+		// Survived every simulated check: the simulator runs one task at a
+		// time, and the read lock was the only scheduling point in Query.
+		// Its checks run under the race detector (Race).
+		ID: "dr-query-without-read-lock", Claims: []string{"DR-7"},
+		What:  "Query reads the buffered map without the read lock: a data race with every record and drain",
+		File:  "impl/collector/collector.go",
+		Old:   "\tc.data.RLock()\n\tdefer c.data.RUnlock()\n\ts := c.series[key]",
+		New:   "\ts := c.series[key]",
+		Tests: "^TestDR7_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/dr",
+		Race:  true,
+	},
 }
 
 // drSites are where impl encodes the DR bounds of the claims table.

@@ -30,6 +30,13 @@ type Mutant struct {
 	// Seeds is the seed budget within which it must be caught (0: the
 	// audit's default).
 	Seeds int
+	// Race runs its checks under the race detector (go test -race), on a
+	// build of its own: for a data race the simulator cannot see. The
+	// simulator runs one task at a time and orders every switch, so a lock
+	// left out around code with no scheduling point inside changes nothing
+	// it can observe; its checks on real goroutines, under the race
+	// detector, see the unordered accesses.
+	Race bool
 }
 
 // Mutant kinds, as audit.json reports them.
@@ -100,6 +107,10 @@ func Validate(ms []Mutant, cs []claims.Claim) error {
 			return fmt.Errorf("mutant %s: its checks' package %q is not a claim family under ./scenarios/", m.ID, m.Pkg)
 		case m.Old == "" || m.Old == m.New:
 			return fmt.Errorf("mutant %s: no change", m.ID)
+		case m.Race && !strings.Contains(m.Tests, "RaceFree"):
+			// make race runs the RaceFree checks on the production code:
+			// the control that shows they pass without the mutant.
+			return fmt.Errorf("mutant %s: a Race mutant's checks are its family's RaceFree checks (make race runs them on the production code), not %q", m.ID, m.Tests)
 		}
 		for _, c := range m.Claims {
 			if !known[c] {

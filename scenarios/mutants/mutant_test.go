@@ -64,6 +64,14 @@ func TestApplyRejectsBrokenSnippets(t *testing.T) {
 	_, err = Mutant{ID: "missing", File: "nope.go", Old: "x", New: "y"}.Apply(dir, t.TempDir())
 	assert.Error(t, err)
 	assert.Error(t, Validate([]Mutant{{ID: "a", Claims: []string{"XX-1"}, Tests: "x", Pkg: "./scenarios/oc", Old: "a", New: "b"}}, nil))
+	// A Race mutant must name RaceFree checks: make race runs those on the
+	// production code, the control its catch is worth nothing without.
+	cs, err := claims.Claims()
+	require.NoError(t, err)
+	race := Mutant{ID: "r", Claims: []string{"DR-7"}, Tests: "^TestDR7_Linearizable", Pkg: "./scenarios/dr", Old: "a", New: "b", Race: true}
+	assert.ErrorContains(t, Validate([]Mutant{race}, cs), "RaceFree")
+	race.Tests = "^TestDR7_RealGoroutinesRaceFree$"
+	assert.NoError(t, Validate([]Mutant{race}, cs))
 }
 
 func TestToleranceMutantsApplyAndWidenTheTablesBound(t *testing.T) {

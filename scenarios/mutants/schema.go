@@ -63,6 +63,10 @@ func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
 	var files []string
 	binaries := map[string]*binaryFiles{} // claim family package -> its test binary's files
 	for _, m := range ms {
+		if m.Race { // a -race build of its own: the schema build has no race detector
+			sc.Separate = append(sc.Separate, m)
+			continue
+		}
 		st := site{m: m, at: -1}
 		if moved, ok, err := constantUse(root, m, binaries); err != nil {
 			return sc, err

@@ -78,12 +78,13 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	// The constants' mutants are served at their one use; the ones left
 	// edit the collector's ChunkPoints (referred to throughout the
 	// collector) and the timer wheel's DefaultTick (the value of the
-	// cop's DefaultTick, another constant).
+	// cop's DefaultTick, another constant), and the Race mutants run
+	// under the race detector, on builds of their own.
 	var sep []string
 	for _, m := range sc.Separate {
 		sep = append(sep, m.ID)
 	}
-	assert.ElementsMatch(t, []string{"dr-chunk-size-2048", "tol-dr-6-chunk-points-widened", "tol-dr-10-copied-per-key-widened", "tol-tw-2-tick-widened"}, sep)
+	assert.ElementsMatch(t, []string{"dr-chunk-size-2048", "tol-dr-6-chunk-points-widened", "tol-dr-10-copied-per-key-widened", "tol-tw-2-tick-widened", "dr-query-without-read-lock"}, sep)
 }
 
 // A schema build registers its selected mutant with the module's
