@@ -15,46 +15,6 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
-// lockedPool serializes every statement on an authztest.DB (which is not
-// safe for real goroutines) with one rt lock; it adds no behaviour.
-type lockedPool struct {
-	mu rt.Mutex
-	db *authztest.DB
-}
-
-type lockedConn struct {
-	authz.Conn
-	mu rt.Mutex
-}
-
-func (p *lockedPool) Acquire(ctx context.Context) (authz.Conn, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, err := p.db.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return lockedConn{c, p.mu}, nil
-}
-
-func (c lockedConn) MemberChannels(ctx context.Context, community, user authz.ID) ([]authz.ID, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.Conn.MemberChannels(ctx, community, user)
-}
-
-func (c lockedConn) ListedOpenChannels(ctx context.Context, community authz.ID) ([]authz.ID, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.Conn.ListedOpenChannels(ctx, community)
-}
-
-func (p *lockedPool) write(f func(*authztest.DB)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f(p.db)
-}
-
 // The package under real goroutines (run with -race): readers, writers and
 // invalidations concurrently on rt.Real(). Every answer is sorted, free of
 // duplicates and of other communities' channels; counters add up; and once
@@ -62,13 +22,14 @@ func (p *lockedPool) write(f func(*authztest.DB)) {
 // uncached ones (OC-1, OC-9, OC-10).
 func TestStressRealRuntime(t *testing.T) {
 	r := rt.Real()
-	p := &lockedPool{mu: r.NewMutex("db"), db: authztest.New(r)}
+	db := authztest.New(r)
+	p := authztest.NewLocked(r, db)
 	communities := []authz.ID{k1, k2}
 	owner := map[authz.ID]authz.ID{}
 	for i := uint64(1); i <= 40; i++ {
 		k := communities[i%2]
 		owner[ch(i)] = k
-		require.NoError(t, p.db.AddChannel(authztest.Channel{ID: ch(i), Community: k, Open: i%3 != 0, Listed: i%4 != 0}))
+		require.NoError(t, db.AddChannel(authztest.Channel{ID: ch(i), Community: k, Open: i%3 != 0, Listed: i%4 != 0}))
 	}
 	c, err := accesschannels.New(r, p, accesschannels.Config{MemberCapacity: 16})
 	require.NoError(t, err)
@@ -92,10 +53,10 @@ func TestStressRealRuntime(t *testing.T) {
 				k := owner[ch(n)]
 				switch i % 3 {
 				case 0:
-					p.write(func(db *authztest.DB) { _ = db.SetMember(u, ch(n), i%2 == 0) })
+					p.Write(func(db *authztest.DB) { _ = db.SetMember(u, ch(n), i%2 == 0) })
 					c.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: k, UserID: u, ChannelID: ch(n)})
 				case 1:
-					p.write(func(db *authztest.DB) {
+					p.Write(func(db *authztest.DB) {
 						_ = db.UpdateChannel(ch(n), func(x *authztest.Channel) { x.Open = !x.Open })
 					})
 					c.Invalidate(authz.Message{Kind: authz.KindVisibility, CommunityID: k, ChannelID: ch(n)})

@@ -16,62 +16,6 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
-// lockedPool serializes access to an authztest database so that real
-// goroutines can share it: every statement, and every write the test makes,
-// runs under one mutex, as each PostgreSQL statement sees one snapshot.
-type lockedPool struct {
-	mu sync.Mutex
-	db *authztest.DB
-}
-
-func (p *lockedPool) Acquire(ctx context.Context) (authz.Conn, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, err := p.db.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &lockedConn{p: p, c: c}, nil
-}
-
-func (p *lockedPool) write(f func(db *authztest.DB)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f(p.db)
-}
-
-type lockedConn struct {
-	p *lockedPool
-	c authz.Conn
-}
-
-func (c *lockedConn) CheckedOutAt() time.Time { return c.c.CheckedOutAt() }
-func (c *lockedConn) Release() {
-	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
-	c.c.Release()
-}
-func (c *lockedConn) MemberChannels(ctx context.Context, k, u authz.ID) ([]authz.ID, error) {
-	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
-	return c.c.MemberChannels(ctx, k, u)
-}
-func (c *lockedConn) ListedOpenChannels(ctx context.Context, k authz.ID) ([]authz.ID, error) {
-	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
-	return c.c.ListedOpenChannels(ctx, k)
-}
-func (c *lockedConn) ActiveMemberships(ctx context.Context, k, u authz.ID, limit int) ([]authz.ID, error) {
-	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
-	return c.c.ActiveMemberships(ctx, k, u, limit)
-}
-func (c *lockedConn) IsActiveMember(ctx context.Context, k, u, ch authz.ID) (bool, error) {
-	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
-	return c.c.IsActiveMember(ctx, k, u, ch)
-}
-
 // Real goroutines, rt.Real(), the race detector: readers check while a
 // writer changes memberships and delivers every invalidation, and an
 // invalidator drops whole communities. Afterwards (quiescent, no final
@@ -97,7 +41,7 @@ func TestStressRealGoroutines(t *testing.T) {
 			require.NoError(t, db.SetMember(uid(u), ch(c), truth(u, c)))
 		}
 	}
-	pool := &lockedPool{db: db}
+	pool := authztest.NewLocked(r, db)
 	// MaxSnapshotIDs 7: some users are above it (point checks), some below;
 	// a budget of three full snapshots forces evictions.
 	cache, err := membership.New(r, pool, membership.Config{MaxSnapshotIDs: 7, BudgetBytes: 3 * membership.EntryWeight(membership.Snapshot, 7), LockWait: 50 * time.Millisecond})
@@ -129,7 +73,7 @@ func TestStressRealGoroutines(t *testing.T) {
 		for j := range writes {
 			u, c := 1+j%users, 1+(j*11)%channels
 			active := j%2 == 0
-			pool.write(func(db *authztest.DB) { _ = db.SetMember(uid(u), ch(c), active) })
+			pool.Write(func(db *authztest.DB) { _ = db.SetMember(uid(u), ch(c), active) })
 			cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: community, UserID: uid(u), ChannelID: ch(c)})
 		}
 	}()
@@ -160,7 +104,7 @@ func TestStressRealGoroutines(t *testing.T) {
 			got, err := cache.IsMember(context.Background(), community, uid(u), ch(c))
 			require.NoError(t, err)
 			var want bool
-			pool.write(func(db *authztest.DB) {
+			pool.Write(func(db *authztest.DB) {
 				conn, _ := db.Acquire(context.Background())
 				want, _ = conn.IsActiveMember(context.Background(), community, uid(u), ch(c))
 				conn.Release()

@@ -555,6 +555,17 @@ func firstFailedTest(out string) string {
 			}
 		}
 	}
+	// A failure no test's line names: the race detector's report (a Race
+	// mutant whose race crashed the process before its test could fail),
+	// or a panic on a goroutine of the test's.
+	if strings.Contains(out, "WARNING: DATA RACE") {
+		return "a data race the race detector reported (see output.txt)"
+	}
+	for _, l := range lines {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(l), "panic: "); ok {
+			return "a panic: " + oneLine(msg, 80) + " (see output.txt)"
+		}
+	}
 	return "a failing test (see output.txt)"
 }
 

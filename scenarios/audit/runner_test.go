@@ -196,3 +196,19 @@ func TestAMutantRunsOneSeedAtATime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, n, 1, "seed runs started by the binary on its own with 4 cores")
 }
+
+// firstFailedTest names what caught a mutant from go test's output alone:
+// the first failing test, a hang (go test's own -timeout, with the test
+// still running), a data race that crashed the process before any test
+// failed, or a panic on a goroutine.
+func TestFirstFailedTestNamesEveryKindOfCatch(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"=== RUN   TestA\n--- FAIL: TestA (1.53s)\nFAIL\n", "TestA"},
+		{"panic: test timed out after 5s\n\trunning tests:\n\t\tTestTW6_X (5s)\n\ngoroutine 1 [running]:\n", "TestTW6_X (a hang: still running when the 5s limit ran out)"},
+		{"==================\nWARNING: DATA RACE\nRead at 0x00c000:\npanic: runtime error: nil map\n", "a data race the race detector reported (see output.txt)"},
+		{"panic: boom\n\ngoroutine 7 [running]:\nFAIL\tpkg\t0.1s\n", "a panic: boom (see output.txt)"},
+		{"FAIL\tpkg\t0.1s\n", "a failing test (see output.txt)"},
+	} {
+		assert.Equal(t, c.want, firstFailedTest(c.out), c.out)
+	}
+}

@@ -189,4 +189,26 @@ var msNewMutants = []Mutant{
 		Tests: "^TestMS8_",
 		Pkg:   "./scenarios/ms",
 	},
+	// Data races no simulated check can see (mutants.Mutant.Race): the
+	// lock each leaves out holds no scheduling point.
+	{
+		ID: "ms-publish-without-cache-lock", Claims: []string{"MS-3"},
+		What:  "the fence's peek and put run without the cache's lock: a data race with every lookup and invalidation",
+		File:  "impl/membership/load.go",
+		Old:   "\tc.mu.Lock()\n\tdefer c.mu.Unlock()\n\tif cur, _ := c.entries.Peek(k, c.r.Now()); cur == e {",
+		New:   "\tif cur, _ := c.entries.Peek(k, c.r.Now()); cur == e {",
+		Tests: "^TestMS3_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/ms",
+		Race:  true,
+	},
+	{
+		ID: "ms-recheck-without-cache-lock", Claims: []string{"MS-5"},
+		What:  "a waiter rechecks the user's entry without the cache's lock: a data race with the loader's publish",
+		File:  "impl/membership/cache.go",
+		Old:   "\t\tc.mu.Lock()\n\t\tstillLoading := c.current(k) == e // MS-5: recheck after acquiring the lock\n\t\tc.mu.Unlock()",
+		New:   "\t\tstillLoading := c.current(k) == e // MS-5: recheck after acquiring the lock",
+		Tests: "^TestMS3_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/ms",
+		Race:  true,
+	},
 }
