@@ -14,6 +14,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
 
 // TestDR7_RealGoroutinesRaceFree runs the collector's operations on real
@@ -38,13 +39,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	var recording atomic.Int64
 	recording.Store(recorders)
 	var drained, pruned, reads atomic.Int64
-	failMu := r.NewMutex("racefree.failures")
-	var failures []error // the first failure of each goroutine at most
-	fail := func(err error) {
-		failMu.Lock()
-		defer failMu.Unlock()
-		failures = append(failures, err)
-	}
+	failures := claims.NewFailures(r) // the first failure of each goroutine at most
 	wg := r.NewWaitGroup("racefree")
 	wg.Add(recorders + 3)
 	for w := range recorders {
@@ -55,7 +50,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 				key := fmt.Sprint("key-", (w+i)%keyCount)
 				ts := base.Add(time.Duration((i*7919+w*104729)%100_000) * time.Millisecond)
 				if err := c.Record(key, ts, float64(w*perRecorder+i)); err != nil {
-					fail(fmt.Errorf("record: %w", err))
+					failures.Add(fmt.Errorf("record: %w", err))
 					return
 				}
 			}
@@ -66,7 +61,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 		for cut := 0; recording.Load() > 0; cut = (cut + 7) % 100 {
 			got, _, err := c.DrainPoints(ctx, base.Add(time.Duration(cut)*time.Second))
 			if err != nil {
-				fail(fmt.Errorf("drain: %w", err))
+				failures.Add(fmt.Errorf("drain: %w", err))
 				return
 			}
 			for _, b := range got {
@@ -79,7 +74,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 		for recording.Load() > 0 {
 			n, err := c.Prune(base.Add(3 * time.Second))
 			if err != nil {
-				fail(fmt.Errorf("prune: %w", err))
+				failures.Add(fmt.Errorf("prune: %w", err))
 				return
 			}
 			pruned.Add(n)
@@ -90,7 +85,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 		defer wg.Done()
 		for i := 0; recording.Load() > 0; i++ {
 			if _, err := c.Query(fmt.Sprint("key-", i%keyCount), base, base.Add(100*time.Second)); err != nil {
-				fail(fmt.Errorf("query: %w", err))
+				failures.Add(fmt.Errorf("query: %w", err))
 				return
 			}
 			_ = c.Snapshot()
@@ -101,9 +96,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	if err := wg.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range failures {
-		t.Error(err)
-	}
+	failures.Report(t)
 	left := c.Len()
 	if total := int64(recorders * perRecorder); drained.Load()+pruned.Load()+left != total {
 		t.Errorf("DR-7: %d points recorded on real goroutines, %d drained + %d pruned + %d buffered = %d",

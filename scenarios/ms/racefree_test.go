@@ -9,6 +9,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
 
 // TestMS3_RealGoroutinesRaceFree runs the membership cache on real
@@ -46,13 +47,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	failMu := r.NewMutex("racefree.failures")
-	var failures []error
-	fail := func(err error) {
-		failMu.Lock()
-		defer failMu.Unlock()
-		failures = append(failures, err)
-	}
+	failures := claims.NewFailures(r) // the first failure of each goroutine at most
 	wg := r.NewWaitGroup("racefree")
 	wg.Add(readers + 2)
 	for i := range readers {
@@ -61,7 +56,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 			for j := range checksEach {
 				u, c := 1+(i+j)%users, 1+(i*7+j*5)%channels
 				if _, err := cache.IsMember(ctx, community, user(u), channel(c)); err != nil {
-					fail(fmt.Errorf("check u%d/c%d: %w", u, c, err))
+					failures.Add(fmt.Errorf("check u%d/c%d: %w", u, c, err))
 					return
 				}
 			}
@@ -88,9 +83,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	if err := wg.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range failures {
-		t.Error(err)
-	}
+	failures.Report(t)
 	// Quiescent: every answer is the database's.
 	wrong := 0
 	for u := 1; u <= users; u++ {
