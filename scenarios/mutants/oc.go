@@ -264,4 +264,26 @@ var ocRareMutants = []Mutant{
 		Tests: "^TestOC1_",
 		Pkg:   "./scenarios/oc",
 	},
+	// Data races no simulated check can see (mutants.Mutant.Race): the
+	// lock each leaves out holds no scheduling point.
+	{
+		ID: "oc-member-insert-without-lock", Claims: []string{"OC-1"},
+		What:  "the member half is inserted without the cache's lock: a data race with every lookup and invalidation",
+		File:  "impl/accesschannels/member.go",
+		Old:   "\tc.mu.Lock()\n\tc.members.Put(k, ids, c.r.Now().Add(c.cfg.TTL)) // OC-7: the member half expires TTL after insertion\n\tc.mu.Unlock()",
+		New:   "\tc.members.Put(k, ids, c.r.Now().Add(c.cfg.TTL)) // OC-7: the member half expires TTL after insertion",
+		Tests: "^TestOC1_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/oc",
+		Race:  true,
+	},
+	{
+		ID: "oc-invalidate-without-lock", Claims: []string{"OC-5"},
+		What:  "an invalidation drops the halves without the cache's lock: a data race with every lookup",
+		File:  "impl/accesschannels/invalidate.go",
+		Old:   "\tc.mu.Lock()\n\tdefer c.mu.Unlock()\n\tswitch m.Kind {",
+		New:   "\tswitch m.Kind {",
+		Tests: "^TestOC1_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/oc",
+		Race:  true,
+	},
 }

@@ -84,7 +84,7 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	for _, m := range sc.Separate {
 		sep = append(sep, m.ID)
 	}
-	assert.ElementsMatch(t, []string{"dr-chunk-size-2048", "tol-dr-6-chunk-points-widened", "tol-dr-10-copied-per-key-widened", "tol-tw-2-tick-widened", "dr-query-without-read-lock", "ms-publish-without-cache-lock", "ms-recheck-without-cache-lock"}, sep)
+	assert.ElementsMatch(t, []string{"dr-chunk-size-2048", "tol-dr-6-chunk-points-widened", "tol-dr-10-copied-per-key-widened", "tol-tw-2-tick-widened", "dr-query-without-read-lock", "ms-publish-without-cache-lock", "ms-recheck-without-cache-lock", "oc-member-insert-without-lock", "oc-invalidate-without-lock"}, sep)
 }
 
 // A schema build registers its selected mutant with the module's
