@@ -61,7 +61,7 @@ func (m *mutex) Lock() {
 	s := m.s
 	s.yieldOn(m.id)
 	if m.locked {
-		_ = m.wait(background, nil, false)
+		_ = m.wait(background, nil)
 		return
 	}
 	m.locked = true
@@ -84,7 +84,7 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 		return err
 	}
 	if m.locked {
-		return m.wait(ctx, c, true)
+		return m.wait(ctx, c)
 	}
 	m.locked = true
 	m.holder = t
@@ -96,10 +96,11 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 
 // wait queues the current task for the held lock and takes it once Unlock
 // hands it over, or gives up when ctx ends. The queue is FIFO; a woken task
-// that finds the lock taken again goes back to the front. Lock, whose wait
-// cannot end early, says so (live false): that saves an interface call
-// (ctx.Err) per wake.
-func (m *mutex) wait(ctx context.Context, c *simCtx, live bool) error {
+// that finds the lock taken again goes back to the front. Background (what
+// Lock waits with) cannot end: its wait skips the interface call (ctx.Err)
+// per wake, as Sleep does.
+func (m *mutex) wait(ctx context.Context, c *simCtx) error {
+	live := ctx != background
 	s := m.s
 	t := s.current
 	m.waiters.pushBack(t)
