@@ -125,7 +125,9 @@ unit:
 ## that fails the test it happened in (the detector reports at the access, testing fails the test).
 ## Then the claim families' RaceFree checks (Test<ID>_...RaceFree): real goroutines under the race
 ## detector, for the data races the simulator cannot see; the audit's Race mutants (mutants.Mutant.Race)
-## must be caught by them, so here they must pass on the production code.
+## must be caught by them, so here they must pass on the production code. -cpu 1,2, as the audit runs
+## the Race mutants (mutants.RaceCPUs): on one processor, where only their yields interleave the
+## goroutines, then on two.
 ## RACE_FIRST are the packages whose tests take longest under the race detector; they come first on
 ## the command line, so go test starts them first, instead of last (in the order of their paths):
 ## there, sim's tests ran on alone while the other core waited. 2 alternated runs each: 41.6 and
@@ -139,8 +141,8 @@ race:
 	echo "$(GO) test -race -count=1" $$first $$rest && \
 	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" $(GO) test -race -count=1 $$first $$rest && \
 	racefree="$$(grep -rl --include='*_test.go' -E '^func Test[A-Z]+[0-9]+_[A-Za-z]*RaceFree\(' scenarios | xargs -r -n1 dirname | sort -u | sed 's|^|./|')" && \
-	if [ -n "$$racefree" ]; then echo "$(GO) test -race -count=1 -run RaceFree" $$racefree; \
-	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" $(GO) test -race -count=1 -run 'RaceFree' $$racefree; fi
+	if [ -n "$$racefree" ]; then echo "$(GO) test -race -count=1 -cpu 1,2 -run RaceFree" $$racefree; \
+	GORACE="$${GORACE:+$$GORACE }atexit_sleep_ms=0" $(GO) test -race -count=1 -cpu 1,2 -run 'RaceFree' $$racefree; fi
 
 ## race-families: the claim families' tests under the race detector, 2 seeds each (WINDTUNNEL_SIM_SEEDS),
 ## run side by side as -sim.parallel runs them, with -short (the timed checks skip: under the detector

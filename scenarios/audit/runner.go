@@ -400,12 +400,18 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 		return res
 	}
 	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
-		args := []string{"-overlay=" + overlay, "-failfast", "-run", m.Tests, m.Pkg}
-		if m.Race {
-			args = append([]string{"-race"}, args...)
-		}
-		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, args...)
+		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, overlayTestArgs(m, overlay)...)
 	})
+}
+
+// overlayTestArgs are go test's arguments for m on its own overlay: a Race
+// mutant's under the race detector at each of mutants.RaceCPUs.
+func overlayTestArgs(m mutants.Mutant, overlay string) []string {
+	args := []string{"-overlay=" + overlay, "-failfast", "-run", m.Tests, m.Pkg}
+	if m.Race {
+		args = append([]string{"-race", "-cpu", mutants.RaceCPUs}, args...)
+	}
+	return args
 }
 
 // runSchemaMutant runs m on its family's schema test binary, selected by

@@ -212,3 +212,30 @@ func TestFirstFailedTestNamesEveryKindOfCatch(t *testing.T) {
 		assert.Equal(t, c.want, firstFailedTest(c.out), c.out)
 	}
 }
+
+// TestRaceMutantsRunAtEveryRaceCPU: a Race mutant's checks run under the
+// race detector at one processor and then two (mutants.RaceCPUs), and
+// make race runs the RaceFree checks the same way: a check that catches
+// its mutant only when the machine lends it two idle cores is a verdict
+// that depends on the load (CI saw one survive).
+func TestRaceMutantsRunAtEveryRaceCPU(t *testing.T) {
+	m := failfastMutant()
+	plain := overlayTestArgs(m, "/o.json")
+	assert.NotContains(t, plain, "-race")
+	assert.NotContains(t, plain, "-cpu")
+	m.Race = true
+	raced := strings.Join(overlayTestArgs(m, "/o.json"), " ")
+	assert.Contains(t, raced, "-race -cpu "+mutants.RaceCPUs+" ")
+	require.True(t, strings.HasPrefix(mutants.RaceCPUs, "1,"), "one processor first: %q", mutants.RaceCPUs)
+
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	require.NoError(t, err)
+	var racefree []string
+	for _, line := range strings.Split(string(makefile), "\n") {
+		if strings.Contains(line, "-run 'RaceFree'") {
+			racefree = append(racefree, line)
+		}
+	}
+	require.Len(t, racefree, 1, "make race's command for the RaceFree checks")
+	assert.Contains(t, racefree[0], "-race -count=1 -cpu "+mutants.RaceCPUs+" ")
+}

@@ -23,6 +23,12 @@ import (
 // a lock left out where no scheduling point lies inside (the fence's peek
 // and put, the waiters' recheck) changes nothing a simulated check
 // observes, while real goroutines race on the cache's map.
+//
+// The race detector only sees accesses that happen between two
+// synchronizations: every goroutine yields after each operation, so checks,
+// writes and invalidations interleave even with one processor
+// (GOMAXPROCS=1, where the audit runs Race mutants) or on a loaded machine,
+// instead of one goroutine running its whole loop before the next starts.
 func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	const users, channels, readers, checksEach, writes = 6, 24, 6, 800, 300
 	r := rt.Real()
@@ -59,6 +65,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 					failures.Add(fmt.Errorf("check u%d/c%d: %w", u, c, err))
 					return
 				}
+				r.Yield()
 			}
 		})
 	}
@@ -71,6 +78,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 			if j%30 == 0 {
 				cache.Invalidate(authz.Message{Kind: authz.KindAccessibleAll, CommunityID: community})
 			}
+			r.Yield()
 		}
 	})
 	r.Go("maintainer", func() {

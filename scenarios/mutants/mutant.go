@@ -35,9 +35,17 @@ type Mutant struct {
 	// simulator runs one task at a time and orders every switch, so a lock
 	// left out around code with no scheduling point inside changes nothing
 	// it can observe; its checks on real goroutines, under the race
-	// detector, see the unordered accesses.
+	// detector, see the unordered accesses. They run at each of RaceCPUs.
 	Race bool
 }
+
+// RaceCPUs are the GOMAXPROCS values (go test -cpu) a Race mutant's checks
+// run at, and make race's RaceFree checks. One processor first: there the
+// goroutines interleave only where the checks and their pool yield, so the
+// verdict does not hang on how many cores a loaded machine lends the run
+// (CI once saw dr-query-without-read-lock survive when the recorders ran
+// to their end before the reader started). Then two, in parallel.
+const RaceCPUs = "1,2"
 
 // Mutant kinds, as audit.json reports them.
 const (
