@@ -554,7 +554,7 @@ func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
 				o.Wrong, o.Of, events, logged, spans, workers, o.SeedsText())
 		},
 		Note: func(claims.Outcome) string {
-			return fmt.Sprintf("simulated: logs %q and telemetry %q installed together; reference from the claim's words; the impl unit test TestLF4RealGoroutines covers real goroutines", lf4Logs, lf4Otel)
+			return fmt.Sprintf("simulated: logs %q and telemetry %q installed together; reference from the claim's words; real goroutines: TestLF4_RealGoroutinesRaceFree under the race detector (make race, and the Race mutants lf-register-without-lock and lf-unregister-without-lock)", lf4Logs, lf4Otel)
 		},
 		Probes: []claims.Probe{
 			{Name: "lf/log-inside-conn-while-another-task-enters-or-exits", What: "a task logged inside its conn span while another task was entering or exiting a span (inside the filters' read locks)", Min: 20},

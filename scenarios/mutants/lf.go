@@ -208,6 +208,27 @@ var lfMutants = []Mutant{
 		New:   "return Directive{Target: s, Level: LevelTrace + 12}, nil",
 		Tests: "^TestLF4_",
 		Pkg:   "./scenarios/lf",
+	}, // Data races no simulated check can see (mutants.Mutant.Race): the
+	// lock each leaves out holds no scheduling point.
+	{
+		ID: "lf-register-without-lock", Claims: []string{"LF-4"},
+		What:  "a new span is registered without the filter's write lock: a data race with every enter, exit and close",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "\tf.mu.Lock()\n\tf.spans[s] = level\n\tf.mu.Unlock()",
+		New:   "\tf.spans[s] = level",
+		Tests: "^TestLF4_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/lf",
+		Race:  true,
+	},
+	{
+		ID: "lf-unregister-without-lock", Claims: []string{"LF-4"},
+		What:  "a closed span is removed without the filter's write lock: a data race with every start, enter and exit",
+		File:  "impl/logfilter/spanaware.go",
+		Old:   "\tf.mu.Lock()\n\tdelete(f.spans, s)\n\tf.mu.Unlock()",
+		New:   "\tdelete(f.spans, s)",
+		Tests: "^TestLF4_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/lf",
+		Race:  true,
 	},
 }
 

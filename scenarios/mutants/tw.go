@@ -212,6 +212,22 @@ var twMutants = []Mutant{
 		Tests: "^TestTW10_",
 		Pkg:   "./scenarios/tw",
 	},
+	// A data race no simulated check can see (mutants.Mutant.Race). Not
+	// every lock the handler takes is one: the simulator yields inside a
+	// held lock (at Unlock), so NetActivity, SetInactivityTimeout or Open
+	// without it are caught by TW-2's and TW-10's differentials. Close
+	// without it survives them: nothing of the cop's state that a world
+	// compares changes between a pass's end and its release.
+	{
+		ID: "tw-close-without-lock", Claims: []string{"TW-2"},
+		What:  "Close removes the connection from the thread and the wheel without the handler's lock: a data race with every pass",
+		File:  "impl/inactivitycop/handler.go",
+		Old:   "\th.mu.Lock()\n\tdefer h.mu.Unlock()\n\th.cop.Close(c)",
+		New:   "\th.cop.Close(c)",
+		Tests: "^TestTW2_RealGoroutinesRaceFree$",
+		Pkg:   "./scenarios/tw",
+		Race:  true,
+	},
 }
 
 // twSites are where impl encodes the TW bounds of the claims table: the

@@ -8,6 +8,7 @@
 //
 //	TW-1   rearm_test.go         the wheel never holds a deadline later than the real one: swarm worlds (every step) and a two-round proof under DPOR
 //	TW-2   differential_test.go  same timeouts as the full scan (swarm worlds), and lateness driven to one tick from pass instants observed from outside
+//	TW-2   racefree_test.go      a handler on real goroutines, under the race detector in make race: active connections never timed out, idle ones once, nothing left; the races the simulator cannot see
 //	TW-3   visits_test.go        100,000 idle connections: 0 visits per pass, seen from outside (wheel deadlines, a bare wheel's Deadline calls) and counted
 //	TW-4   budget_test.go        the first pass fires exactly the budget, continuations exactly 1 ms apart (callback instants), bursts across budgets, swarm lag
 //	TW-5   wrap_test.go          once per ring until due (scripted), fast-forward after pauses and clock jumps longer than the ring (swarm)
