@@ -47,60 +47,50 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	recording.Store(recorders)
 	var drained, pruned, reads atomic.Int64
 	var readerStarted atomic.Bool
-	failures := claims.NewFailures(r) // the first failure of each goroutine at most
-	wg := r.NewWaitGroup("racefree")
-	wg.Add(recorders + 3)
-	for w := range recorders {
-		r.Go(fmt.Sprint("recorder-", w), func() {
-			defer wg.Done()
-			defer recording.Add(-1)
-			for !readerStarted.Load() {
-				r.Yield()
+	recorder := func(w int) error {
+		defer recording.Add(-1)
+		for !readerStarted.Load() {
+			r.Yield()
+		}
+		for i := range perRecorder {
+			key := fmt.Sprint("key-", (w+i)%keyCount)
+			ts := base.Add(time.Duration((i*7919+w*104729)%100_000) * time.Millisecond)
+			if err := c.Record(key, ts, float64(w*perRecorder+i)); err != nil {
+				return fmt.Errorf("record: %w", err)
 			}
-			for i := range perRecorder {
-				key := fmt.Sprint("key-", (w+i)%keyCount)
-				ts := base.Add(time.Duration((i*7919+w*104729)%100_000) * time.Millisecond)
-				if err := c.Record(key, ts, float64(w*perRecorder+i)); err != nil {
-					failures.Add(fmt.Errorf("record: %w", err))
-					return
-				}
-				r.Yield()
-			}
-		})
+			r.Yield()
+		}
+		return nil
 	}
-	r.Go("drainer", func() {
-		defer wg.Done()
+	drainer := func() error {
 		for cut := 0; recording.Load() > 0; cut = (cut + 7) % 100 {
 			got, _, err := c.DrainPoints(ctx, base.Add(time.Duration(cut)*time.Second))
 			if err != nil {
-				failures.Add(fmt.Errorf("drain: %w", err))
-				return
+				return fmt.Errorf("drain: %w", err)
 			}
 			for _, b := range got {
 				drained.Add(int64(len(b.Points)))
 			}
 			r.Yield()
 		}
-	})
-	r.Go("pruner", func() {
-		defer wg.Done()
+		return nil
+	}
+	pruner := func() error {
 		for recording.Load() > 0 {
 			n, err := c.Prune(base.Add(3 * time.Second))
 			if err != nil {
-				failures.Add(fmt.Errorf("prune: %w", err))
-				return
+				return fmt.Errorf("prune: %w", err)
 			}
 			pruned.Add(n)
 			r.Yield()
 		}
-	})
-	r.Go("reader", func() {
-		defer wg.Done()
+		return nil
+	}
+	reader := func() error {
 		readerStarted.Store(true)
 		for i := 0; recording.Load() > 0; i++ {
 			if _, err := c.Query(fmt.Sprint("key-", i%keyCount), base, base.Add(100*time.Second)); err != nil {
-				failures.Add(fmt.Errorf("query: %w", err))
-				return
+				return fmt.Errorf("query: %w", err)
 			}
 			if i%8 == 0 { // each takes the read lock: an edge that orders the records before it
 				_ = c.Snapshot()
@@ -109,11 +99,12 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 			reads.Add(1)
 			r.Yield()
 		}
-	})
-	if err := wg.Wait(ctx); err != nil {
-		t.Fatal(err)
+		return nil
 	}
-	failures.Report(t)
+	claims.Concurrently(t, r, append(claims.Workers("recorder", recorders, recorder),
+		claims.Goroutine{Name: "drainer", Run: drainer},
+		claims.Goroutine{Name: "pruner", Run: pruner},
+		claims.Goroutine{Name: "reader", Run: reader})...)
 	left := c.Len()
 	if total := int64(recorders * perRecorder); drained.Load()+pruned.Load()+left != total {
 		t.Errorf("DR-7: %d points recorded on real goroutines, %d drained + %d pruned + %d buffered = %d",

@@ -67,8 +67,7 @@ func TestLF4_RealGoroutinesRaceFree(t *testing.T) {
 	shared := &lf4Span{name: "conn", target: "buzz_relay", task: -1}
 	shared.sp = spans.Start(shared.target, shared.name, slog.Int("task", shared.task))
 
-	failures := claims.NewFailures(r) // the first failure of each goroutine at most
-	judged := make([]int, workers)    // each worker's own slot, read after Wait
+	judged := make([]int, workers) // each worker's own slot, read after the run
 	closed := make([][]*lf4Span, workers)
 	// judge asks both handlers about every level from every target in tc,
 	// and says how the first answer the reference disagrees with went.
@@ -87,61 +86,52 @@ func TestLF4_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return n, nil
 	}
-	wg := r.NewWaitGroup("racefree")
-	wg.Add(workers)
-	for w := range workers {
-		r.Go(fmt.Sprint("worker-", w), func() {
-			defer wg.Done()
-			for i := range rounds {
-				tc := &taskCtx{ctx: context.Background()}
-				var mine []*lf4Span
-				// Up to three spans of the world's names and targets,
-				// nested, and the shared one among them every third round.
-				for d := range 1 + (w+i)%3 {
-					sp := &lf4Span{name: lf4Names[(w+i+d)%len(lf4Names)], target: lf4SpanTargets[(w*3+i+d)%len(lf4SpanTargets)], task: w}
-					sp.sp = spans.Start(sp.target, sp.name, slog.Int("task", sp.task))
-					mine = append(mine, sp)
-					r.Yield()
-					if d == 1 && i%3 == 0 {
-						tc.ctx = shared.sp.Enter(tc.ctx)
-						tc.stack = append(tc.stack, frame{span: shared, live: true})
-						r.Yield()
-					}
-					tc.ctx = sp.sp.Enter(tc.ctx)
-					tc.stack = append(tc.stack, frame{span: sp, live: true})
-					r.Yield()
-					n, err := judge(tc)
-					judged[w] += n
-					if err != nil {
-						failures.Add(err)
-						return
-					}
-				}
-				for len(tc.stack) > 0 {
-					top := tc.stack[len(tc.stack)-1]
-					tc.ctx = top.span.sp.Exit(tc.ctx)
-					tc.stack = tc.stack[:len(tc.stack)-1]
+	worker := func(w int) error {
+		for i := range rounds {
+			tc := &taskCtx{ctx: context.Background()}
+			var mine []*lf4Span
+			// Up to three spans of the world's names and targets,
+			// nested, and the shared one among them every third round.
+			for d := range 1 + (w+i)%3 {
+				sp := &lf4Span{name: lf4Names[(w+i+d)%len(lf4Names)], target: lf4SpanTargets[(w*3+i+d)%len(lf4SpanTargets)], task: w}
+				sp.sp = spans.Start(sp.target, sp.name, slog.Int("task", sp.task))
+				mine = append(mine, sp)
+				r.Yield()
+				if d == 1 && i%3 == 0 {
+					tc.ctx = shared.sp.Enter(tc.ctx)
+					tc.stack = append(tc.stack, frame{span: shared, live: true})
 					r.Yield()
 				}
-				for _, sp := range mine {
-					sp.sp.Close()
-					sp.closed = true
-					closed[w] = append(closed[w], sp)
-					r.Yield()
-				}
-				n, err := judge(tc) // outside every span again
+				tc.ctx = sp.sp.Enter(tc.ctx)
+				tc.stack = append(tc.stack, frame{span: sp, live: true})
+				r.Yield()
+				n, err := judge(tc)
 				judged[w] += n
 				if err != nil {
-					failures.Add(err)
-					return
+					return err
 				}
 			}
-		})
+			for len(tc.stack) > 0 {
+				top := tc.stack[len(tc.stack)-1]
+				tc.ctx = top.span.sp.Exit(tc.ctx)
+				tc.stack = tc.stack[:len(tc.stack)-1]
+				r.Yield()
+			}
+			for _, sp := range mine {
+				sp.sp.Close()
+				sp.closed = true
+				closed[w] = append(closed[w], sp)
+				r.Yield()
+			}
+			n, err := judge(tc) // outside every span again
+			judged[w] += n
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	if err := wg.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	failures.Report(t)
+	claims.Concurrently(t, r, claims.Workers("worker", workers, worker)...)
 	// Every span closed: entering one again enables nothing. A registry
 	// that kept one lost a removal, or a registration that raced one.
 	total, reentered := 0, 0

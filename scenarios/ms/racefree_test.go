@@ -53,24 +53,17 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	failures := claims.NewFailures(r) // the first failure of each goroutine at most
-	wg := r.NewWaitGroup("racefree")
-	wg.Add(readers + 2)
-	for i := range readers {
-		r.Go(fmt.Sprint("reader-", i), func() {
-			defer wg.Done()
-			for j := range checksEach {
-				u, c := 1+(i+j)%users, 1+(i*7+j*5)%channels
-				if _, err := cache.IsMember(ctx, community, user(u), channel(c)); err != nil {
-					failures.Add(fmt.Errorf("check u%d/c%d: %w", u, c, err))
-					return
-				}
-				r.Yield()
+	reader := func(i int) error {
+		for j := range checksEach {
+			u, c := 1+(i+j)%users, 1+(i*7+j*5)%channels
+			if _, err := cache.IsMember(ctx, community, user(u), channel(c)); err != nil {
+				return fmt.Errorf("check u%d/c%d: %w", u, c, err)
 			}
-		})
+			r.Yield()
+		}
+		return nil
 	}
-	r.Go("writer", func() {
-		defer wg.Done()
+	writer := func() error {
 		for j := range writes {
 			u, c := 1+j%users, 1+(j*11)%channels
 			pool.Write(func(db *authztest.DB) { _ = db.SetMember(user(u), channel(c), j%2 == 0) })
@@ -80,18 +73,18 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 			}
 			r.Yield()
 		}
-	})
-	r.Go("maintainer", func() {
-		defer wg.Done()
+		return nil
+	}
+	maintainer := func() error {
 		for range 50 {
 			cache.Maintain()
 			r.Yield()
 		}
-	})
-	if err := wg.Wait(ctx); err != nil {
-		t.Fatal(err)
+		return nil
 	}
-	failures.Report(t)
+	claims.Concurrently(t, r, append(claims.Workers("reader", readers, reader),
+		claims.Goroutine{Name: "writer", Run: writer},
+		claims.Goroutine{Name: "maintainer", Run: maintainer})...)
 	// Quiescent: every answer is the database's.
 	wrong := 0
 	for u := 1; u <= users; u++ {

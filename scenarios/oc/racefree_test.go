@@ -46,11 +46,7 @@ func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	failures := claims.NewFailures(r) // the first failure of each goroutine at most
-	wg := r.NewWaitGroup("racefree")
-	wg.Add(readers + 1)
-	r.Go("writer", func() {
-		defer wg.Done()
+	writer := func() error {
 		for i := range writes {
 			n, u := 1+(i*7)%channels, userID(1+i%users)
 			if i%2 == 0 {
@@ -64,29 +60,23 @@ func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 			}
 			r.Yield()
 		}
-	})
-	for i := range readers {
-		r.Go(fmt.Sprint("reader-", i), func() {
-			defer wg.Done()
-			for j := range lookupsEach {
-				u := userID(1 + (i*5+j)%users)
-				if _, err := cache.Accessible(ctx, community, u); err != nil {
-					failures.Add(fmt.Errorf("Accessible: %w", err))
-					return
-				}
-				r.Yield()
-				if _, err := cache.Granted(ctx, community, u, chID(1+j%channels)); err != nil {
-					failures.Add(fmt.Errorf("Granted: %w", err))
-					return
-				}
-				r.Yield()
+		return nil
+	}
+	reader := func(i int) error {
+		for j := range lookupsEach {
+			u := userID(1 + (i*5+j)%users)
+			if _, err := cache.Accessible(ctx, community, u); err != nil {
+				return fmt.Errorf("Accessible: %w", err)
 			}
-		})
+			r.Yield()
+			if _, err := cache.Granted(ctx, community, u, chID(1+j%channels)); err != nil {
+				return fmt.Errorf("Granted: %w", err)
+			}
+			r.Yield()
+		}
+		return nil
 	}
-	if err := wg.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	failures.Report(t)
+	claims.Concurrently(t, r, append([]claims.Goroutine{{Name: "writer", Run: writer}}, claims.Workers("reader", readers, reader)...)...)
 	// Quiescent, after a community-wide drop (the open set may be served
 	// up to its max age otherwise): every answer is the tables' union.
 	cache.Invalidate(authz.Message{Kind: authz.KindAccessibleAll, CommunityID: community})

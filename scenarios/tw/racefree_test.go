@@ -62,53 +62,41 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	copDone := h.Start(ctx)
 
-	failures := claims.NewFailures(r) // the first failure of each goroutine at most
 	kept := make([][]*inactivitycop.Conn, workers)
 	idle := make([][]*inactivitycop.Conn, workers)
-	wg := r.NewWaitGroup("racefree")
-	wg.Add(workers)
-	for w := range workers {
-		r.Go(fmt.Sprint("worker-", w), func() {
-			defer wg.Done()
-			for i := range rounds {
-				active, quiet := h.Open(), h.Open()
-				kept[w], idle[w] = append(kept[w], active), append(idle[w], quiet)
-				if err := h.SetInactivityTimeout(active, long); err != nil {
-					failures.Add(fmt.Errorf("arm for %v: %w", long, err))
-					return
+	worker := func(w int) error {
+		for i := range rounds {
+			active, quiet := h.Open(), h.Open()
+			kept[w], idle[w] = append(kept[w], active), append(idle[w], quiet)
+			if err := h.SetInactivityTimeout(active, long); err != nil {
+				return fmt.Errorf("arm for %v: %w", long, err)
+			}
+			if err := h.SetInactivityTimeout(quiet, short); err != nil {
+				return fmt.Errorf("arm for %v: %w", short, err)
+			}
+			for a := range activities {
+				if err := r.Sleep(ctx, time.Duration(500+(w*rounds+i+a)%1000)*time.Microsecond); err != nil {
+					return err
 				}
-				if err := h.SetInactivityTimeout(quiet, short); err != nil {
-					failures.Add(fmt.Errorf("arm for %v: %w", short, err))
-					return
+				h.NetActivity(active)
+			}
+			for start := r.Now(); timeouts(quiet) == 0; {
+				if r.Now().Sub(start) > timeoutLimit {
+					return fmt.Errorf("TW-2 on real goroutines: worker %d round %d: a connection idle past its %v deadline was not timed out within %v of wall-clock time", w, i, short, timeoutLimit)
 				}
-				for a := range activities {
-					if err := r.Sleep(ctx, time.Duration(500+(w*rounds+i+a)%1000)*time.Microsecond); err != nil {
-						failures.Add(err)
-						return
-					}
-					h.NetActivity(active)
-				}
-				for start := r.Now(); timeouts(quiet) == 0; {
-					if r.Now().Sub(start) > timeoutLimit {
-						failures.Add(fmt.Errorf("TW-2 on real goroutines: worker %d round %d: a connection idle past its %v deadline was not timed out within %v of wall-clock time", w, i, short, timeoutLimit))
-						return
-					}
-					r.Yield()
-				}
-				h.Close(quiet) // closing is the handler's business (NewHandler)
-				h.Close(active)
 				r.Yield()
 			}
-		})
+			h.Close(quiet) // closing is the handler's business (NewHandler)
+			h.Close(active)
+			r.Yield()
+		}
+		return nil
 	}
-	if err := wg.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	claims.Concurrently(t, r, claims.Workers("worker", workers, worker)...)
 	stop()
 	if err := copDone.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	failures.Report(t)
 
 	seenMu.Lock()
 	defer seenMu.Unlock()
