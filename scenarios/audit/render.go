@@ -21,8 +21,12 @@ func mutantSummary(ms []MutantResult) string {
 		switch {
 		case m.Error != "":
 			parts = append(parts, m.ID+": ERROR")
+		case m.Caught && m.RaceRunsCaught+m.RaceRunsMissed > 0: // runs, not seeds
+			parts = append(parts, fmt.Sprintf("%s: caught in %d/%d runs", m.ID, m.RaceRunsCaught, m.RaceRunsCaught+m.RaceRunsMissed))
 		case m.Caught:
 			parts = append(parts, fmt.Sprintf("%s: caught@%d", m.ID, m.SeedsToCatch))
+		case m.RaceRunsMissed > 0:
+			parts = append(parts, fmt.Sprintf("%s: SURVIVED %d runs", m.ID, m.RaceRunsMissed))
 		default:
 			parts = append(parts, fmt.Sprintf("%s: SURVIVED %d", m.ID, m.SeedBudget))
 		}
@@ -200,12 +204,12 @@ func writeMarkdown(b *strings.Builder, r *Report, dir string) {
 			fmt.Fprintf(b, "\nWitness:\n\n```\n%s\n```\n", c.Witness)
 		}
 		for _, m := range r.MutantsFor(c.ID) {
-			state := fmt.Sprintf("caught after %d seed(s) by `%s`", m.SeedsToCatch, m.CaughtBy)
+			state := m.Catch(func(s string) string { return "`" + s + "`" })
 			switch {
 			case m.Error != "":
 				state = "error: " + m.Error
 			case !m.Caught:
-				state = fmt.Sprintf("**survived** %d seeds", m.SeedBudget)
+				state = "**survived** " + m.Survival()
 			}
 			fmt.Fprintf(b, "- %s mutant `%s` (%s): %s\n", m.Kind, m.ID, m.What, state)
 			if line := counterexampleLine(m, dir); line != "" {

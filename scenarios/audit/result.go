@@ -62,6 +62,31 @@ type MutantResult struct {
 	// the code without it afterwards: "passes", or "fails: " and why (see
 	// controlAfter); "" when not run.
 	AfterControl string `json:"after_control,omitempty"`
+	// RaceRunsCaught and RaceRunsMissed are, for a Race mutant, how many
+	// of its race-detector runs (mutants.RaceRuns at each of
+	// mutants.RaceCPUs) failed and how many passed. A run that passed is
+	// a problem: the check's verdict would hang on the machine's timing.
+	RaceRunsCaught int `json:"race_runs_caught,omitempty"`
+	RaceRunsMissed int `json:"race_runs_missed,omitempty"`
+}
+
+// Catch says how a caught mutant was caught, its catching check quoted
+// by quote: after how many seeds, or, for a Race mutant, in how many of
+// its race-detector runs.
+func (m MutantResult) Catch(quote func(string) string) string {
+	if n := m.RaceRunsCaught + m.RaceRunsMissed; n > 0 {
+		return fmt.Sprintf("caught in %d of %d race-detector runs by %s", m.RaceRunsCaught, n, quote(m.CaughtBy))
+	}
+	return fmt.Sprintf("caught after %d seed(s) by %s", m.SeedsToCatch, quote(m.CaughtBy))
+}
+
+// Survival says what a mutant that was not caught survived: its seeds,
+// or, for a Race mutant, its race-detector runs.
+func (m MutantResult) Survival() string {
+	if m.RaceRunsMissed > 0 {
+		return fmt.Sprintf("%d race-detector runs", m.RaceRunsMissed)
+	}
+	return fmt.Sprintf("%d seeds", m.SeedBudget)
 }
 
 // ProofResult is one bounded-exhaustive check: every schedule of a small
@@ -342,7 +367,9 @@ func Judge(r *Report) {
 		case m.Error != "":
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: %s", m.ID, m.Error))
 		case !m.Caught:
-			r.Problems = append(r.Problems, fmt.Sprintf("%s mutant %s (%s) survived %d seeds: %s", m.Kind, m.ID, strings.Join(m.Claims, ", "), m.SeedBudget, m.What))
+			r.Problems = append(r.Problems, fmt.Sprintf("%s mutant %s (%s) survived %s: %s", m.Kind, m.ID, strings.Join(m.Claims, ", "), m.Survival(), m.What))
+		case m.RaceRunsMissed > 0:
+			r.Problems = append(r.Problems, fmt.Sprintf("%s mutant %s (%s) survived %d of its %d race-detector runs (caught by the others): its check sees the race only when the machine's timing lets it; %s", m.Kind, m.ID, strings.Join(m.Claims, ", "), m.RaceRunsMissed, m.RaceRunsMissed+m.RaceRunsCaught, m.What))
 		case m.Shrunk == nil:
 		case m.Shrunk.ControlFailed:
 			r.Problems = append(r.Problems, fmt.Sprintf("mutant %s: its first failing seed (%s) fails without the mutant too, on the code the claim phase passed: %s", m.ID, m.Shrunk.Test, m.Shrunk.ShrinkFail))

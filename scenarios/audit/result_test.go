@@ -38,25 +38,36 @@ func TestMergeKeepsTheWorstAndFlagsGaps(t *testing.T) {
 		{ID: "m1", Claims: []string{"OC-1"}, Caught: true, SeedsToCatch: 3, CaughtBy: "TestOC1_Private"},
 		{ID: "m2", Claims: []string{"OC-1"}, What: "no age check", SeedBudget: 50},
 		{ID: "m3", Claims: []string{"OC-6"}, Error: "snippet occurs 0 times"},
+		// Race mutants: caught in every run; caught in some; in none.
+		{ID: "r1", Claims: []string{"OC-1"}, Caught: true, SeedsToCatch: 1, CaughtBy: "TestOC1_RaceFree", RaceRunsCaught: 6},
+		{ID: "r2", Claims: []string{"OC-1"}, Caught: true, SeedsToCatch: 1, CaughtBy: "TestOC1_RaceFree", RaceRunsCaught: 4, RaceRunsMissed: 2},
+		{ID: "r3", Claims: []string{"OC-1"}, SeedBudget: 50, RaceRunsMissed: 6},
 	}}
 	Judge(rep)
-	assert.Len(t, rep.Problems, 3, "%v", rep.Problems)
+	assert.Len(t, rep.Problems, 5, "%v", rep.Problems)
 	assert.Contains(t, rep.Problems[0], "OC-9 is not checked")
 	assert.Contains(t, rep.Problems[1], "m2")
 	assert.Contains(t, rep.Problems[2], "m3")
+	assert.Contains(t, rep.Problems[3], "r2 (OC-1) survived 2 of its 6 race-detector runs")
+	assert.Contains(t, rep.Problems[4], "r3 (OC-1) survived 6 race-detector runs")
 
 	var table bytes.Buffer
 	require.NoError(t, WriteTable(&table, rep))
 	assert.Contains(t, table.String(), "m1: caught@3")
 	assert.Contains(t, table.String(), "m2: SURVIVED 50")
 	assert.Contains(t, table.String(), "not-checked (expected holds)")
-	assert.Contains(t, table.String(), "3 problem(s)")
+	assert.Contains(t, table.String(), "r1: caught in 6/6 runs")
+	assert.Contains(t, table.String(), "r2: caught in 4/6 runs")
+	assert.Contains(t, table.String(), "r3: SURVIVED 6 runs")
+	assert.Contains(t, table.String(), "5 problem(s)")
 
 	dir := t.TempDir()
 	require.NoError(t, WriteFiles(dir, rep))
 	md, err := os.ReadFile(filepath.Join(dir, "AUDIT.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "![OC-1 distribution](charts/OC-1.svg)")
+	assert.Contains(t, string(md), "caught in 6 of 6 race-detector runs by `TestOC1_RaceFree`")
+	assert.Contains(t, string(md), "**survived** 6 race-detector runs")
 	svg, err := os.ReadFile(filepath.Join(dir, "charts", "OC-1.svg"))
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "<svg")

@@ -400,18 +400,17 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 		return res
 	}
 	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+		if m.Race {
+			return r.runRace(ctx, m, overlay, dir, out, env)
+		}
 		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, overlayTestArgs(m, overlay)...)
 	})
 }
 
-// overlayTestArgs are go test's arguments for m on its own overlay: a Race
-// mutant's under the race detector at each of mutants.RaceCPUs.
+// overlayTestArgs are go test's arguments for m on its own overlay. A
+// Race mutant runs otherwise (runRace).
 func overlayTestArgs(m mutants.Mutant, overlay string) []string {
-	args := []string{"-overlay=" + overlay, "-failfast", "-run", m.Tests, m.Pkg}
-	if m.Race {
-		args = append([]string{"-race", "-cpu", mutants.RaceCPUs}, args...)
-	}
-	return args
+	return []string{"-overlay=" + overlay, "-failfast", "-run", m.Tests, m.Pkg}
 }
 
 // runSchemaMutant runs m on its family's schema test binary, selected by
@@ -488,6 +487,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 		res.Error = fmt.Sprintf("no claim check in %s matches %q", m.Pkg, m.Tests)
 		return res
 	case runErr == nil:
+		if m.Race {
+			res.RaceRunsCaught, res.RaceRunsMissed = raceRuns(text)
+		}
 		return res // survived
 	}
 	var exitErr *exec.ExitError
@@ -497,6 +499,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	}
 	res.Caught = true
 	res.SeedsToCatch = 1
+	if m.Race {
+		res.RaceRunsCaught, res.RaceRunsMissed = raceRuns(text)
+	}
 	stats, err := readStats(statsFile)
 	if err != nil {
 		res.Error = err.Error()
@@ -633,7 +638,7 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 			case res.Error != "":
 				state = "ERROR: " + res.Error
 			case res.Caught:
-				state = fmt.Sprintf("caught after %d seed(s) by %s", res.SeedsToCatch, res.CaughtBy)
+				state = res.Catch(asIs)
 			}
 			fmt.Fprintf(r.Log, "  [mutant %d/%d] %-45s %s (%v)\n", done, len(ms), m.ID, state, time.Since(start).Round(100*time.Millisecond))
 			mu.Unlock()

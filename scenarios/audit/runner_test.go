@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -222,11 +223,13 @@ func TestRaceMutantsRunAtEveryRaceCPU(t *testing.T) {
 	m := failfastMutant()
 	plain := overlayTestArgs(m, "/o.json")
 	assert.NotContains(t, plain, "-race")
-	assert.NotContains(t, plain, "-cpu")
-	m.Race = true
-	raced := strings.Join(overlayTestArgs(m, "/o.json"), " ")
-	assert.Contains(t, raced, "-race -cpu "+mutants.RaceCPUs+" ")
+	assert.Contains(t, plain, "-failfast")
 	require.True(t, strings.HasPrefix(mutants.RaceCPUs, "1,"), "one processor first: %q", mutants.RaceCPUs)
+	for _, cpu := range strings.Split(mutants.RaceCPUs, ",") {
+		args := strings.Join(raceRunArgs(m, cpu, time.Minute), " ")
+		assert.Contains(t, args, "-test.cpu="+cpu+" ")
+		assert.Contains(t, args, "-test.count=1 ", "one run per process")
+	}
 
 	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
 	require.NoError(t, err)
@@ -238,4 +241,68 @@ func TestRaceMutantsRunAtEveryRaceCPU(t *testing.T) {
 	}
 	require.Len(t, racefree, 1, "make race's command for the RaceFree checks")
 	assert.Contains(t, racefree[0], "-race -count=1 -cpu "+mutants.RaceCPUs+" ")
+}
+
+// TestRaceRunsCountsEveryRun: the runs are read from runRace's marks,
+// whatever else the runs printed.
+func TestRaceRunsCountsEveryRun(t *testing.T) {
+	out := strings.Join([]string{
+		"--- FAIL: TestX_RaceFree (0.20s)",
+		raceRunMark + " 1 at -cpu 1: caught",
+		"--- PASS: TestX_RaceFree (0.20s)",
+		raceRunMark + " 2 at -cpu 1: missed",
+		"fatal error: concurrent map writes",
+		raceRunMark + " 1 at -cpu 2: caught",
+	}, "\n")
+	caught, missed := raceRuns(out)
+	assert.Equal(t, 2, caught)
+	assert.Equal(t, 1, missed)
+}
+
+// racyMutant drops the racy fixture's lock.
+func racyMutant() mutants.Mutant {
+	return mutants.Mutant{ID: "fixture-racy", Claims: []string{"X-1"}, What: "the counter without its lock",
+		File: "scenarios/audit/testdata/racy/racy.go", Old: "\tc.mu.Lock()\n\tc.n++\n\tc.mu.Unlock()", New: "\tc.n++",
+		Tests: "^TestX1_RealGoroutinesRaceFree$", Pkg: "./scenarios/audit/testdata/racy", Kind: mutants.KindCatalogue, Race: true}
+}
+
+// TestRaceMutantRunsAreCountedOneProcessEach: a Race mutant's checks run
+// mutants.RaceRuns times at each of mutants.RaceCPUs, each run a process
+// of its own (the detector reports a race once per process, so a second
+// run in one process would pass), and every run is counted: a check that
+// misses the race on some runs is a problem, not a catch.
+func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a race-detector test binary")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
+	runs := mutants.RaceRuns * len(strings.Split(mutants.RaceCPUs, ","))
+
+	res := r.RunMutant(context.Background(), racyMutant(), 1)
+	require.Empty(t, res.Error)
+	assert.True(t, res.Caught)
+	assert.Equal(t, runs, res.RaceRunsCaught, "every run is a process of its own and makes the race")
+	assert.Zero(t, res.RaceRunsMissed)
+	assert.Equal(t, "TestX1_RealGoroutinesRaceFree", res.CaughtBy)
+
+	// Every second run makes no race: those runs are counted as missed,
+	// and the audit names the mutant a problem.
+	t.Setenv("RACY_RUNS", t.TempDir())
+	res = r.RunMutant(context.Background(), racyMutant(), 1)
+	require.Empty(t, res.Error)
+	assert.True(t, res.Caught)
+	assert.Equal(t, runs/2, res.RaceRunsCaught)
+	assert.Equal(t, runs/2, res.RaceRunsMissed)
+	rep := &Report{Mutants: []MutantResult{res}}
+	Judge(rep)
+	require.NotEmpty(t, rep.Problems)
+	assert.Contains(t, rep.Problems[len(rep.Problems)-1], fmt.Sprintf("fixture-racy (X-1) survived %d of its %d race-detector runs", runs/2, runs))
+
+	// And the fixture is a fair one: with its lock, the detector finds nothing.
+	cmd := exec.Command("go", "test", "-race", "-count=1", "-cpu", mutants.RaceCPUs, "./scenarios/audit/testdata/racy")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }

@@ -199,9 +199,9 @@ func tryLine(m mutants.Mutant, res audit.MutantResult) string {
 	case res.Error != "":
 		return fmt.Sprintf("%-40s could not be run: %s", res.ID, res.Error)
 	case res.Caught:
-		return fmt.Sprintf("%-40s caught after %d seed(s) by %s", res.ID, res.SeedsToCatch, res.CaughtBy)
+		return fmt.Sprintf("%-40s %s", res.ID, res.Catch(func(s string) string { return s }))
 	}
-	return fmt.Sprintf("%-40s SURVIVED %d seeds of the checks %s in %s (claims %s)", res.ID, res.SeedBudget, m.Tests, m.Pkg, strings.Join(res.Claims, ", "))
+	return fmt.Sprintf("%-40s SURVIVED %s of the checks %s in %s (claims %s)", res.ID, res.Survival(), m.Tests, m.Pkg, strings.Join(res.Claims, ", "))
 }
 
 func oneLine(s string) string {
