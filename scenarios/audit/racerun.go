@@ -63,9 +63,12 @@ func (r Runner) raceRun(ctx context.Context, bin string, m mutants.Mutant, cpu s
 	cmd := exec.CommandContext(ctx, bin, raceRunArgs(m, cpu, limit)...)
 	cmd.Dir = filepath.Join(r.Root, m.Pkg)
 	cmd.Stdout, cmd.Stderr = out, out
+	// halt_on_error=1: the run ends at the detector's first report (exit
+	// status 66), which is its verdict; going on, a run of DR-7's check
+	// printed report after report for 1.8 s instead of 0.07 s.
 	// atexit_sleep_ms=0: a race-built binary otherwise sleeps a second
 	// before it exits (make race sets the same).
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0 halt_on_error=1")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

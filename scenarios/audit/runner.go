@@ -569,7 +569,14 @@ func firstFailedTest(out string) string {
 	// A failure no test's line names: the race detector's report (a Race
 	// mutant whose race crashed the process before its test could fail),
 	// or a panic on a goroutine of the test's.
-	if strings.Contains(out, "WARNING: DATA RACE") {
+	if i := strings.Index(out, "WARNING: DATA RACE"); i >= 0 {
+		// The test running when it was reported (go test -v's last
+		// "=== RUN" before it), if there is one to name.
+		if j := strings.LastIndex(out[:i], "=== RUN   "); j >= 0 {
+			if f := strings.Fields(out[j+len("=== RUN   "):]); len(f) > 0 {
+				return f[0] + " (a data race the race detector reported: see output.txt)"
+			}
+		}
 		return "a data race the race detector reported (see output.txt)"
 	}
 	for _, l := range lines {

@@ -207,6 +207,7 @@ func TestFirstFailedTestNamesEveryKindOfCatch(t *testing.T) {
 		{"=== RUN   TestA\n--- FAIL: TestA (1.53s)\nFAIL\n", "TestA"},
 		{"panic: test timed out after 5s\n\trunning tests:\n\t\tTestTW6_X (5s)\n\ngoroutine 1 [running]:\n", "TestTW6_X (a hang: still running when the 5s limit ran out)"},
 		{"==================\nWARNING: DATA RACE\nRead at 0x00c000:\npanic: runtime error: nil map\n", "a data race the race detector reported (see output.txt)"},
+		{"=== RUN   TestA_RaceFree\n--- PASS: TestA_RaceFree (0.1s)\n=== RUN   TestB_RaceFree\n==================\nWARNING: DATA RACE\n", "TestB_RaceFree (a data race the race detector reported: see output.txt)"},
 		{"panic: boom\n\ngoroutine 7 [running]:\nFAIL\tpkg\t0.1s\n", "a panic: boom (see output.txt)"},
 		{"FAIL\tpkg\t0.1s\n", "a failing test (see output.txt)"},
 	} {
@@ -285,7 +286,7 @@ func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
 	assert.True(t, res.Caught)
 	assert.Equal(t, runs, res.RaceRunsCaught, "every run is a process of its own and makes the race")
 	assert.Zero(t, res.RaceRunsMissed)
-	assert.Equal(t, "TestX1_RealGoroutinesRaceFree", res.CaughtBy)
+	assert.Equal(t, "TestX1_RealGoroutinesRaceFree (a data race the race detector reported: see output.txt)", res.CaughtBy)
 
 	// Every second run makes no race: those runs are counted as missed,
 	// and the audit names the mutant a problem.
