@@ -71,8 +71,8 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	if len(r.Problems) == 0 {
-		_, err := fmt.Fprintf(w, "\naudit: every claim has its expected verdict, every tight bound was reached, every probe was reached and every mutant was caught (%d claims, %d mutants of which %d tolerance)\n",
-			len(r.Claims), len(r.Mutants), countKind(r.Mutants, "tolerance"))
+		_, err := fmt.Fprintf(w, "\naudit: every claim has its expected verdict, every tight bound was reached, every probe was reached and every mutant was caught (%d claims, %d mutants of which %d tolerance and %d lock)\n",
+			len(r.Claims), len(r.Mutants), countKind(r.Mutants, "tolerance"), countKind(r.Mutants, "lock"))
 		return err
 	}
 	fmt.Fprintf(w, "\naudit: %d problem(s):\n", len(r.Problems))

@@ -42,7 +42,7 @@ type ClaimResult struct {
 // MutantResult says whether a mutant was caught, and how quickly.
 type MutantResult struct {
 	ID           string   `json:"id"`
-	Kind         string   `json:"kind"` // "catalogue" or "tolerance"
+	Kind         string   `json:"kind"` // "catalogue", "tolerance" or "lock"
 	Claims       []string `json:"claims"`
 	What         string   `json:"what"`
 	Caught       bool     `json:"caught"`

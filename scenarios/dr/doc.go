@@ -12,6 +12,7 @@
 //	DR-6   chunks_test.go     chunks of at most 1,024 points (reached exactly) with true bounds, one reallocation per record, only straddlers split
 //	DR-7   drains_test.go     linearizable but for the documented query deviation, which must be reproduced; queries at every point's bounds at the end
 //	DR-7   racefree_test.go   the collector on real goroutines, under the race detector in make race: the races the simulator cannot see
+//	DR-9   racefree_test.go   flush workers started and stopped at once on real goroutines, under the race detector: Stop ends the worker whichever came first
 //	DR-8   wait_test.go       wall clock: the longest lock wait during a flush, old design against new (real goroutines)
 //	DR-9   worker_test.go     a failed flush cycle is logged and counted under the source text's series; the worker goes on; a cycle running at the stop: giving up is no failure, failing is one
 //	DR-10  prune_test.go      prune copies at most the straddling chunk per key (reached exactly), at both sizes; out of order, only straddlers

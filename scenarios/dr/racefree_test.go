@@ -7,6 +7,7 @@ package dr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -18,10 +19,11 @@ import (
 )
 
 // TestDR7_RealGoroutinesRaceFree runs the collector's operations on real
-// goroutines (rt.Real): recorders, a drainer, a pruner and a reader of
-// Query, Snapshot and Len, all at once, and checks that every point is
-// drained, pruned or still buffered, none twice. Under the race detector
-// (make race-families, and the audit's Race mutants) it is DR-7's check for
+// goroutines (rt.Real): recorders, a drainer, a pruner, a reader of Query
+// and an inspector of Snapshot, Len and CheckInvariants, all at once, and
+// checks that every point is drained, pruned or still buffered, none twice.
+// Under the race detector (make race, and the audit's Race mutants) it is
+// DR-7's check for
 // what the simulator cannot see: it runs one task at a time and orders
 // every switch, so a lock left out around code with no scheduling point
 // inside (a Query without its read lock) changes nothing a simulated check
@@ -45,7 +47,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	ctx := context.Background()
 	var recording atomic.Int64
 	recording.Store(recorders)
-	var drained, pruned, reads atomic.Int64
+	var drained, pruned, reads, inspections atomic.Int64
 	var readerStarted atomic.Bool
 	recorder := func(w int) error {
 		defer recording.Add(-1)
@@ -86,17 +88,32 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return nil
 	}
+	// The reader asks Query alone: Snapshot, Len and CheckInvariants take
+	// the read lock, an edge that would order the records before it, so
+	// they run on an inspector of their own.
 	reader := func() error {
 		readerStarted.Store(true)
 		for i := 0; recording.Load() > 0; i++ {
 			if _, err := c.Query(fmt.Sprint("key-", i%keyCount), base, base.Add(100*time.Second)); err != nil {
 				return fmt.Errorf("query: %w", err)
 			}
-			if i%8 == 0 { // each takes the read lock: an edge that orders the records before it
-				_ = c.Snapshot()
-				_ = c.Len()
-			}
 			reads.Add(1)
+			r.Yield()
+		}
+		return nil
+	}
+	inspector := func() error {
+		for recording.Load() > 0 {
+			_ = c.Snapshot()
+			r.Yield()
+			if n := c.Len(); n < 0 || n > recorders*perRecorder {
+				return fmt.Errorf("DR-7: Len says %d points are buffered, of %d recorded", n, recorders*perRecorder)
+			}
+			r.Yield()
+			if err := c.CheckInvariants(); err != nil { // DR-6's structure, on real goroutines
+				return err
+			}
+			inspections.Add(1)
 			r.Yield()
 		}
 		return nil
@@ -104,12 +121,99 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	claims.Concurrently(t, r, append(claims.Workers("recorder", recorders, recorder),
 		claims.Goroutine{Name: "drainer", Run: drainer},
 		claims.Goroutine{Name: "pruner", Run: pruner},
-		claims.Goroutine{Name: "reader", Run: reader})...)
+		claims.Goroutine{Name: "reader", Run: reader},
+		claims.Goroutine{Name: "inspector", Run: inspector})...)
 	left := c.Len()
 	if total := int64(recorders * perRecorder); drained.Load()+pruned.Load()+left != total {
 		t.Errorf("DR-7: %d points recorded on real goroutines, %d drained + %d pruned + %d buffered = %d",
 			total, drained.Load(), pruned.Load(), left, drained.Load()+pruned.Load()+left)
 	}
-	t.Logf("DR-7 on real goroutines: %d points recorded, %d drained, %d pruned, %d buffered; %d reads of Query (and of Snapshot and Len every 8th) beside them",
-		recorders*perRecorder, drained.Load(), pruned.Load(), left, reads.Load())
+	t.Logf("DR-7 on real goroutines: %d points recorded, %d drained, %d pruned, %d buffered; %d reads of Query and %d of Snapshot, Len and CheckInvariants beside them",
+		recorders*perRecorder, drained.Load(), pruned.Load(), left, reads.Load(), inspections.Load())
+}
+
+// TestDR9_RealGoroutinesRaceFree starts and stops flush workers on real
+// goroutines, as a service's startup and shutdown may race ("Start and
+// Stop may race on real threads", FlushWorker), while a recorder records
+// and each worker's cycles, if it runs any before its stop, drain, one in
+// three failing. Stop must end the worker whichever came first, and every
+// point is drained or still buffered. Under the race detector it is
+// DR-9's check for the worker's own lock: nothing else orders Start's
+// write of the worker's state and Stop's read of it when Stop comes
+// first. Half the rounds make it come first, with a pause that is no
+// synchronization (a sleep); in the others Start comes first, and the
+// worker's task, reading the context Stop cancels, may order them anyway.
+func TestDR9_RealGoroutinesRaceFree(t *testing.T) {
+	const rounds, recordsEach, stopLimit = 8, 250, 10 * time.Second
+	r := rt.Real()
+	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	var drained, cycles atomic.Int64
+	drain := func(ctx context.Context) error {
+		if cycles.Add(1)%3 == 0 {
+			return errors.New("an injected drain failure") // DR-9: counted, and the worker goes on
+		}
+		got, _, err := c.DrainPoints(ctx, base.Add(time.Hour))
+		for _, b := range got {
+			drained.Add(int64(len(b.Points)))
+		}
+		return err
+	}
+	stop := func(w *collector.FlushWorker) error {
+		stopCtx, cancel := context.WithTimeout(ctx, stopLimit)
+		defer cancel()
+		return w.Stop(stopCtx)
+	}
+	pause := func(yes bool) error {
+		if !yes {
+			return nil
+		}
+		return r.Sleep(ctx, time.Millisecond)
+	}
+	for round := range rounds {
+		w, err := collector.NewFlushWorker(r, drain, collector.WorkerConfig{Period: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopFirst := round%2 == 0
+		recorder := func() error {
+			for i := range recordsEach {
+				if err := c.Record("key", base.Add(time.Duration(round*recordsEach+i)*time.Millisecond), float64(i)); err != nil {
+					return fmt.Errorf("record: %w", err)
+				}
+				r.Yield()
+			}
+			return nil
+		}
+		starter := func() error {
+			if err := pause(stopFirst); err != nil {
+				return err
+			}
+			return w.Start()
+		}
+		stopper := func() error {
+			if err := pause(!stopFirst); err != nil {
+				return err
+			}
+			return stop(w)
+		}
+		claims.Concurrently(t, r,
+			claims.Goroutine{Name: "recorder", Run: recorder},
+			claims.Goroutine{Name: "starter", Run: starter},
+			claims.Goroutine{Name: "stopper", Run: stopper})
+		// Stopped once, stopped for good: a second Stop returns once the
+		// worker's task, if Start came after all, has ended.
+		if err := stop(w); err != nil {
+			t.Errorf("DR-9 on real goroutines: round %d: a second Stop: %v (the worker's task did not end within %v)", round, err, stopLimit)
+		}
+	}
+	left := c.Len()
+	if total := int64(rounds * recordsEach); drained.Load()+left != total {
+		t.Errorf("DR-9 on real goroutines: %d points recorded, %d drained by the workers + %d buffered = %d", total, drained.Load(), left, drained.Load()+left)
+	}
+	t.Logf("DR-9 on real goroutines: %d workers started and stopped, half of them stopped first; %d cycles ran (every third failing); %d points drained, %d left buffered", rounds, cycles.Load(), drained.Load(), left)
 }

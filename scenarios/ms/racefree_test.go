@@ -13,9 +13,11 @@ import (
 )
 
 // TestMS3_RealGoroutinesRaceFree runs the membership cache on real
-// goroutines (rt.Real): readers check while a writer changes memberships
-// and invalidates each change, and an invalidator drops the whole
-// community now and then; a small cap and budget keep markers and
+// goroutines (rt.Real): readers check (and one check in five subscribes
+// the user whose grants are never invalidated: its denials go stale) while
+// a writer changes memberships and invalidates each change, dropping
+// the whole community now and then, and a maintainer removes expired
+// entries and reads Usage and Inspect; a small cap and budget keep markers and
 // evictions in play. Once they are done, every answer must be the
 // database's: no load that raced a change published it (MS-3). Under the
 // race detector (make race, and the audit's Race mutants) it is MS-3's
@@ -31,6 +33,10 @@ import (
 // instead of one goroutine running its whole loop before the next starts.
 func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	const users, channels, readers, checksEach, writes = 6, 24, 6, 800, 300
+	// The writer's grants to lossy lose their invalidations: its cached
+	// snapshot's denials go stale, which subscriptions confirm against the
+	// database.
+	const lossy = 1
 	r := rt.Real()
 	db := authztest.New(r)
 	for c := 1; c <= channels; c++ {
@@ -40,7 +46,11 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	}
 	for u := 1; u <= users; u++ {
 		for c := 1; c <= channels; c++ {
-			if err := db.SetMember(user(u), channel(c), (u+c)%3 == 0); err != nil {
+			member := (u+c)%3 == 0 // 8 channels each: above the cap of 7, a marker
+			if u == lossy {
+				member = c%12 == 0 // 2, and the writer's grants add 4: a snapshot
+			}
+			if err := db.SetMember(user(u), channel(c), member); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -53,10 +63,23 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	subscribed := make([]int, readers) // each reader's own slot
 	reader := func(i int) error {
 		for j := range checksEach {
 			u, c := 1+(i+j)%users, 1+(i*7+j*5)%channels
-			if _, err := cache.IsMember(ctx, community, user(u), channel(c)); err != nil {
+			if j%5 == 4 {
+				// A subscription of the user whose grants are not
+				// invalidated: a stale denial is confirmed by the database,
+				// and the confirmed member's entry is dropped (MS-12).
+				c := 1 + (i+j)%4 // the channels the lossy user is granted and revoked
+				ok, err := cache.Subscribe(ctx, community, user(lossy), channel(c))
+				if err != nil {
+					return fmt.Errorf("subscribe u%d/c%d: %w", lossy, c, err)
+				}
+				if ok {
+					subscribed[i]++
+				}
+			} else if _, err := cache.IsMember(ctx, community, user(u), channel(c)); err != nil {
 				return fmt.Errorf("check u%d/c%d: %w", u, c, err)
 			}
 			r.Yield()
@@ -66,7 +89,16 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	writer := func() error {
 		for j := range writes {
 			u, c := 1+j%users, 1+(j*11)%channels
-			pool.Write(func(db *authztest.DB) { _ = db.SetMember(user(u), channel(c), j%2 == 0) })
+			grant := j%2 == 0
+			if u == lossy { // every users-th write: one of 4 channels granted, then revoked
+				k := j / users
+				c, grant = 1+(k/2)%4, k%2 == 0
+			}
+			pool.Write(func(db *authztest.DB) { _ = db.SetMember(user(u), channel(c), grant) })
+			if u == lossy && grant {
+				r.Yield()
+				continue // a lost invalidation: the lossy user's revocations alone arrive
+			}
 			cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: community, UserID: user(u), ChannelID: channel(c)})
 			if j%30 == 0 {
 				cache.Invalidate(authz.Message{Kind: authz.KindAccessibleAll, CommunityID: community})
@@ -75,9 +107,19 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return nil
 	}
+	// The maintainer removes expired entries and reads the cache as a
+	// dashboard would (Usage, Inspect), checking what no lookup reports:
+	// the retained weight stays within the budget (MS-8).
 	maintainer := func() error {
-		for range 50 {
-			cache.Maintain()
+		for i := range 200 {
+			if i%4 == 0 {
+				cache.Maintain()
+			}
+			if u := cache.Usage(); u.WeightBytes > u.BudgetBytes {
+				return fmt.Errorf("MS-8 on real goroutines: %d bytes retained, over the budget of %d", u.WeightBytes, u.BudgetBytes)
+			}
+			r.Yield()
+			_, _ = cache.Inspect(community, user(1+i%users))
 			r.Yield()
 		}
 		return nil
@@ -85,11 +127,16 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	claims.Concurrently(t, r, append(claims.Workers("reader", readers, reader),
 		claims.Goroutine{Name: "writer", Run: writer},
 		claims.Goroutine{Name: "maintainer", Run: maintainer})...)
-	// Quiescent: every answer is the database's.
+	// Quiescent: every answer is the database's; the lossy user's through
+	// subscriptions, since its last grants were never invalidated.
 	wrong := 0
 	for u := 1; u <= users; u++ {
 		for c := 1; c <= channels; c++ {
-			got, err := cache.IsMember(ctx, community, user(u), channel(c))
+			ask := cache.IsMember
+			if u == lossy {
+				ask = cache.Subscribe
+			}
+			got, err := ask(ctx, community, user(u), channel(c))
 			var want bool
 			pool.Write(func(db *authztest.DB) { want = db.Tables().IsActiveMember(community, user(u), channel(c)) })
 			if err != nil || got != want {
@@ -98,5 +145,10 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("MS-3 on real goroutines: %d checks beside %d writes, then %d quiescent answers, %d wrong", readers*checksEach, writes, users*channels, wrong)
+	confirmed := 0
+	for _, n := range subscribed {
+		confirmed += n
+	}
+	t.Logf("MS-3 on real goroutines: %d checks (%d subscriptions of the lossy user, %d of them members, %d overturning a stale denial by the metric) beside %d writes, then %d quiescent answers, %d wrong",
+		readers*checksEach, readers*checksEach/5, confirmed, cache.Metrics().Snapshot()[membership.MetricConfirmedMembers], writes, users*channels, wrong)
 }

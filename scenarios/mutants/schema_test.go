@@ -64,9 +64,9 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds impl/ with the schema overlay")
 	}
-	ms, err := Everything()
-	require.NoError(t, err)
 	root := filepath.Join("..", "..")
+	ms, err := Everything(root)
+	require.NoError(t, err)
 	sc, err := BuildSchema(root, t.TempDir(), ms)
 	require.NoError(t, err)
 	assert.Greater(t, len(sc.In), len(ms)/2, "most mutants are schematized (%d of %d)", len(sc.In), len(ms))

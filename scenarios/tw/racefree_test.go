@@ -1,8 +1,14 @@
 package tw
 
+// The check runs on real goroutines (rt.Real), outside every simulated
+// task: its inspector stops on an atomic count of the workers left.
+//
+//windtunnel:allow sync/atomic TestTW2_RealGoroutinesRaceFree runs on real goroutines (rt.Real), outside every simulated task
+
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +25,14 @@ import (
 // active is never timed out (never before its deadline); one armed for a
 // millisecond and left idle is timed out, once, within a wall-clock limit
 // (once its deadline has passed); and once everything is closed the
-// thread holds no connection and the wheel no element (TW-2).
+// thread holds no connection and the wheel no element (TW-2). An
+// inspector reads the thread through Do all along, and finds the wheel
+// holding every live deadline no later than the real one (TW-1).
 //
 // Under the race detector (make race, and the audit's Race mutants) it is
 // TW-2's check for what the simulator cannot see: it runs one task at a
 // time, so a lock left out where no scheduling point lies inside (the
-// handler's NetActivity, its Close) changes nothing a simulated check
+// handler's Close, SetActiveTimeout, Do) changes nothing a simulated check
 // observes, while real goroutines race with the pass on the connection
 // and the wheel. An hour's deadline lies beyond the 16 ms ring, so passes
 // revisit the active connections once per ring (TW-5): a worker sleeps
@@ -71,6 +79,9 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 			if err := h.SetInactivityTimeout(active, long); err != nil {
 				return fmt.Errorf("arm for %v: %w", long, err)
 			}
+			if err := h.SetActiveTimeout(active, 2*long); err != nil {
+				return fmt.Errorf("arm the active timeout for %v: %w", 2*long, err)
+			}
 			if err := h.SetInactivityTimeout(quiet, short); err != nil {
 				return fmt.Errorf("arm for %v: %w", short, err)
 			}
@@ -79,6 +90,13 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 					return err
 				}
 				h.NetActivity(active)
+				// Re-armed after each activity, as a service extends a
+				// connection's life: the sleep that follows is a window in
+				// which only the handler's lock orders the write with the
+				// inspector's and the passes' reads.
+				if err := h.SetActiveTimeout(active, 2*long); err != nil {
+					return fmt.Errorf("re-arm the active timeout for %v: %w", 2*long, err)
+				}
 			}
 			for start := r.Now(); timeouts(quiet) == 0; {
 				if r.Now().Sub(start) > timeoutLimit {
@@ -92,7 +110,43 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return nil
 	}
-	claims.Concurrently(t, r, claims.Workers("worker", workers, worker)...)
+	// The inspector reads the thread as a debugging endpoint would (Do),
+	// and checks TW-1 on every connection it finds open: the wheel holds a
+	// live deadline, and no later than the real one.
+	var working atomic.Int64
+	working.Store(workers)
+	var inspections, seenOpen atomic.Int64
+	inspector := func() error {
+		for working.Load() > 0 {
+			var err error
+			h.Do(func(cop *inactivitycop.Cop, now time.Time) {
+				for _, c := range cop.Conns() {
+					seenOpen.Add(1)
+					real := c.Deadline()
+					at, held := c.WheelDeadline()
+					switch {
+					case !real.IsZero() && !held:
+						err = fmt.Errorf("TW-1 on real goroutines: conn %d has a live deadline %v away that the wheel does not hold", c.ID(), real.Sub(now))
+					case !real.IsZero() && at.After(real):
+						err = fmt.Errorf("TW-1 on real goroutines: conn %d: the wheel holds %v, later than the real deadline %v", c.ID(), at.Sub(now), real.Sub(now))
+					}
+				}
+			})
+			if err != nil {
+				return err
+			}
+			inspections.Add(1)
+			if err := r.Sleep(ctx, 500*time.Microsecond); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	counted := func(w int) error {
+		defer working.Add(-1)
+		return worker(w)
+	}
+	claims.Concurrently(t, r, append(claims.Workers("worker", workers, counted), claims.Goroutine{Name: "inspector", Run: inspector})...)
 	stop()
 	if err := copDone.Wait(context.Background()); err != nil {
 		t.Fatal(err)
@@ -128,6 +182,6 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 		t.Errorf("TW-2 on real goroutines: every connection closed, yet the thread holds %d and the wheel %d", left, inWheel)
 	}
 	passes := h.Metrics().Passes.Value()
-	t.Logf("TW-2 on real goroutines: %d connections kept active, %d left idle, %d passes; %d active ones timed out, %d idle ones timed out more than once",
-		workers*rounds, workers*rounds, passes, early, twice)
+	t.Logf("TW-2 on real goroutines: %d connections kept active, %d left idle, %d passes; %d active ones timed out, %d idle ones timed out more than once; %d inspections found %d open connections, each with the wheel no later than its deadline (TW-1)",
+		workers*rounds, workers*rounds, passes, early, twice, inspections.Load(), seenOpen.Load())
 }

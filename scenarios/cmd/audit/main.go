@@ -181,7 +181,7 @@ func load() (setup, error) {
 	if st.cs, err = claims.Claims(); err != nil {
 		return st, err
 	}
-	if st.ms, err = mutants.Everything(); err != nil {
+	if st.ms, err = mutants.Everything(st.root); err != nil {
 		return st, err
 	}
 	if err := mutants.Validate(st.ms, st.cs); err != nil {
