@@ -37,8 +37,9 @@ var lockExempt = map[string]string{
 	"logfilter.spanCount": "only the package's own tests call it (export_test.go): no production path reaches it",
 }
 
-// raceFreeTests is the pattern of a family's RaceFree checks.
-const raceFreeTests = "^Test[A-Z]+[0-9]+_RealGoroutinesRaceFree$"
+// RaceFreeTests is the pattern of a family's RaceFree checks: the checks
+// a Race mutant runs, unless it names some of them.
+const RaceFreeTests = "^Test[A-Z]+[0-9]+_RealGoroutinesRaceFree$"
 
 var (
 	lockLine = regexp.MustCompile(`^(\s*)([\w.]+)\.(Lock|RLock)\(\)$`)
@@ -104,7 +105,7 @@ func Locks(root string) ([]Mutant, error) {
 					File:  rel,
 					Old:   s.old,
 					New:   s.new,
-					Tests: raceFreeTests,
+					Tests: RaceFreeTests,
 					Pkg:   fam.pkg,
 					Race:  true,
 				})

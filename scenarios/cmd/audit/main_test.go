@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
 // TestMain lets the tests run this test binary as the audit command
@@ -165,4 +167,21 @@ func TestTryCatchesAHangWhenItsLimitRunsOut(t *testing.T) {
 	assert.Equal(t, 0, rc, out)
 	assert.Contains(t, out, "by TestTW6_ScheduleCancelsFirst (a hang: still running when the 3s limit ran out)")
 	assert.Less(t, time.Since(start), 90*time.Second, "the hang held its slot past its limit")
+}
+
+// A try mutant marked race runs its family's RaceFree checks unless it
+// names others: a lock left out is a data race, which only those checks,
+// under the race detector, can see.
+func TestTryRaceMutantsDefaultToTheRaceFreeChecks(t *testing.T) {
+	st, err := load()
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "race.json")
+	body := `[{"id": "mine", "race": true, "pkg": "./scenarios/lf", "file": "impl/logfilter/spanaware.go",
+	  "old": "\tf.mu.Lock()\n\tf.spans[s] = level\n\tf.mu.Unlock()", "new": "\tf.spans[s] = level"}]`
+	require.NoError(t, os.WriteFile(file, []byte(body), 0o644))
+	ms, err := readTryFile(file, st)
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.True(t, ms[0].Race)
+	assert.Equal(t, mutants.RaceFreeTests, ms[0].Tests)
 }

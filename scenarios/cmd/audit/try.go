@@ -105,7 +105,7 @@ func readTryFile(path string, st setup) ([]mutants.Mutant, error) {
 	dec.DisallowUnknownFields()
 	var ms []mutants.Mutant
 	if err := dec.Decode(&ms); err != nil {
-		return nil, fmt.Errorf("%s: %w (want a JSON array of {id, file, old, new, pkg[, tests, claims, what]})", path, err)
+		return nil, fmt.Errorf("%s: %w (want a JSON array of {id, file, old, new, pkg[, tests, claims, what, race]})", path, err)
 	}
 	if len(ms) == 0 {
 		return nil, fmt.Errorf("%s: no mutant", path)
@@ -122,7 +122,10 @@ func readTryFile(path string, st setup) ([]mutants.Mutant, error) {
 			return nil, fmt.Errorf("%s: mutant %q: pkg %q is not a claim family (one of %s)", path, m.ID, m.Pkg, strings.Join(st.pkgs, ", "))
 		}
 		m.Kind = kindAdHoc
-		if m.Tests == "" {
+		switch {
+		case m.Tests == "" && m.Race: // a data race: the family's checks on real goroutines, under the detector
+			m.Tests = mutants.RaceFreeTests
+		case m.Tests == "":
 			m.Tests = "^Test"
 		}
 		if len(m.Claims) == 0 {
