@@ -29,7 +29,7 @@ import (
 // lookups, writes and invalidations interleave even with one processor
 // (GOMAXPROCS=1, where the audit runs Race mutants) or on a loaded machine.
 func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
-	const channels, users, readers, lookupsEach, writes = 24, 12, 6, 300, 300
+	const channels, users, readers, lookupsEach = 24, 12, 6, 300
 	r := rt.Real()
 	db := authztest.New(r)
 	community := authz.NewID('k', 1)
@@ -46,20 +46,23 @@ func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// The writer runs in the background, a change a round, for as long as
+	// the readers read (claims.Goroutine.Background).
+	writes := 0
 	writer := func() error {
-		for i := range writes {
-			n, u := 1+(i*7)%channels, userID(1+i%users)
-			if i%2 == 0 {
-				pool.Write(func(db *authztest.DB) { _ = db.SetMember(u, chID(n), i%4 == 0) })
-				cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: community, UserID: u, ChannelID: chID(n)})
-			} else {
-				pool.Write(func(db *authztest.DB) {
-					_ = db.UpdateChannel(chID(n), func(c *authztest.Channel) { c.Open = !c.Open })
-				})
-				cache.Invalidate(authz.Message{Kind: authz.KindVisibility, CommunityID: community, ChannelID: chID(n)})
-			}
-			r.Yield()
+		i := writes
+		writes++
+		n, u := 1+(i*7)%channels, userID(1+i%users)
+		if i%2 == 0 {
+			pool.Write(func(db *authztest.DB) { _ = db.SetMember(u, chID(n), i%4 == 0) })
+			cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: community, UserID: u, ChannelID: chID(n)})
+		} else {
+			pool.Write(func(db *authztest.DB) {
+				_ = db.UpdateChannel(chID(n), func(c *authztest.Channel) { c.Open = !c.Open })
+			})
+			cache.Invalidate(authz.Message{Kind: authz.KindVisibility, CommunityID: community, ChannelID: chID(n)})
 		}
+		r.Yield()
 		return nil
 	}
 	reader := func(i int) error {
@@ -76,7 +79,7 @@ func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return nil
 	}
-	claims.Concurrently(t, r, append([]claims.Goroutine{{Name: "writer", Run: writer}}, claims.Workers("reader", readers, reader)...)...)
+	claims.Concurrently(t, r, append([]claims.Goroutine{{Name: "writer", Run: writer, Background: true}}, claims.Workers("reader", readers, reader)...)...)
 	// Quiescent, after a community-wide drop (the open set may be served
 	// up to its max age otherwise): every answer is the tables' union.
 	cache.Invalidate(authz.Message{Kind: authz.KindAccessibleAll, CommunityID: community})

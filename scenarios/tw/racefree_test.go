@@ -1,14 +1,8 @@
 package tw
 
-// The check runs on real goroutines (rt.Real), outside every simulated
-// task: its inspector stops on an atomic count of the workers left.
-//
-//windtunnel:allow sync/atomic TestTW2_RealGoroutinesRaceFree runs on real goroutines (rt.Real), outside every simulated task
-
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,40 +107,29 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 	// The inspector reads the thread as a debugging endpoint would (Do),
 	// and checks TW-1 on every connection it finds open: the wheel holds a
 	// live deadline, and no later than the real one.
-	var working atomic.Int64
-	working.Store(workers)
-	var inspections, seenOpen atomic.Int64
-	inspector := func() error {
-		for working.Load() > 0 {
-			var err error
-			h.Do(func(cop *inactivitycop.Cop, now time.Time) {
-				for _, c := range cop.Conns() {
-					seenOpen.Add(1)
-					real := c.Deadline()
-					at, held := c.WheelDeadline()
-					switch {
-					case !real.IsZero() && !held:
-						err = fmt.Errorf("TW-1 on real goroutines: conn %d has a live deadline %v away that the wheel does not hold", c.ID(), real.Sub(now))
-					case !real.IsZero() && at.After(real):
-						err = fmt.Errorf("TW-1 on real goroutines: conn %d: the wheel holds %v, later than the real deadline %v", c.ID(), at.Sub(now), real.Sub(now))
-					}
+	inspections, seenOpen := 0, 0
+	inspector := func() error { // one reading a round, in the background
+		var err error
+		h.Do(func(cop *inactivitycop.Cop, now time.Time) {
+			for _, c := range cop.Conns() {
+				seenOpen++
+				real := c.Deadline()
+				at, held := c.WheelDeadline()
+				switch {
+				case !real.IsZero() && !held:
+					err = fmt.Errorf("TW-1 on real goroutines: conn %d has a live deadline %v away that the wheel does not hold", c.ID(), real.Sub(now))
+				case !real.IsZero() && at.After(real):
+					err = fmt.Errorf("TW-1 on real goroutines: conn %d: the wheel holds %v, later than the real deadline %v", c.ID(), at.Sub(now), real.Sub(now))
 				}
-			})
-			if err != nil {
-				return err
 			}
-			inspections.Add(1)
-			if err := r.Sleep(ctx, 500*time.Microsecond); err != nil {
-				return err
-			}
+		})
+		if err != nil {
+			return err
 		}
-		return nil
+		inspections++
+		return r.Sleep(ctx, 500*time.Microsecond)
 	}
-	counted := func(w int) error {
-		defer working.Add(-1)
-		return worker(w)
-	}
-	claims.Concurrently(t, r, append(claims.Workers("worker", workers, counted), claims.Goroutine{Name: "inspector", Run: inspector})...)
+	claims.Concurrently(t, r, append(claims.Workers("worker", workers, worker), claims.Goroutine{Name: "inspector", Run: inspector, Background: true})...)
 	stop()
 	if err := copDone.Wait(context.Background()); err != nil {
 		t.Fatal(err)
@@ -183,5 +166,5 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 	}
 	passes := h.Metrics().Passes.Value()
 	t.Logf("TW-2 on real goroutines: %d connections kept active, %d left idle, %d passes; %d active ones timed out, %d idle ones timed out more than once; %d inspections found %d open connections, each with the wheel no later than its deadline (TW-1)",
-		workers*rounds, workers*rounds, passes, early, twice, inspections.Load(), seenOpen.Load())
+		workers*rounds, workers*rounds, passes, early, twice, inspections, seenOpen)
 }
