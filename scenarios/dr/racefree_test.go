@@ -38,19 +38,19 @@ import (
 // Query-without-the-lock mutant survive that way.
 func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	const recorders, perRecorder, keyCount = 4, 2_000, 4
-	r := rt.Real()
+	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
 	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	var recording atomic.Int64
-	recording.Store(recorders)
+	// The drainer, the pruners, the readers and the inspector run in the
+	// background, a round at a time, while the recorders record
+	// (claims.Goroutine.Background); the recorders start once a reader has.
 	var drained, pruned, reads, inspections atomic.Int64
 	var readerStarted atomic.Bool
 	recorder := func(w int) error {
-		defer recording.Add(-1)
 		for !readerStarted.Load() {
 			r.Yield()
 		}
@@ -64,65 +64,66 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return nil
 	}
+	cut := 0
 	drainer := func() error {
-		for cut := 0; recording.Load() > 0; cut = (cut + 7) % 100 {
-			got, _, err := c.DrainPoints(ctx, base.Add(time.Duration(cut)*time.Second))
-			if err != nil {
-				return fmt.Errorf("drain: %w", err)
-			}
-			for _, b := range got {
-				drained.Add(int64(len(b.Points)))
-			}
-			r.Yield()
+		cut = (cut + 7) % 100
+		got, _, err := c.DrainPoints(ctx, base.Add(time.Duration(cut)*time.Second))
+		if err != nil {
+			return fmt.Errorf("drain: %w", err)
 		}
+		for _, b := range got {
+			drained.Add(int64(len(b.Points)))
+		}
+		r.Yield()
 		return nil
 	}
-	pruner := func() error {
-		for recording.Load() > 0 {
-			n, err := c.Prune(base.Add(3 * time.Second))
-			if err != nil {
-				return fmt.Errorf("prune: %w", err)
-			}
-			pruned.Add(n)
-			r.Yield()
+	// Two pruners, at two cutoffs: two writers of the map at once if
+	// Prune's write lock were only a read lock.
+	pruner := func(i int) error {
+		n, err := c.Prune(base.Add(time.Duration(3+2*i) * time.Second))
+		if err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
+		pruned.Add(n)
+		r.Yield()
 		return nil
 	}
-	// The reader asks Query alone: Snapshot, Len and CheckInvariants take
+	// The readers ask Query alone: Snapshot, Len and CheckInvariants take
 	// the read lock, an edge that would order the records before it, so
 	// they run on an inspector of their own.
-	reader := func() error {
+	reader := func(i int) error {
 		readerStarted.Store(true)
-		for i := 0; recording.Load() > 0; i++ {
-			if _, err := c.Query(fmt.Sprint("key-", i%keyCount), base, base.Add(100*time.Second)); err != nil {
-				return fmt.Errorf("query: %w", err)
-			}
-			reads.Add(1)
-			r.Yield()
+		if _, err := c.Query(fmt.Sprint("key-", (int(reads.Add(1))+i)%keyCount), base, base.Add(100*time.Second)); err != nil {
+			return fmt.Errorf("query: %w", err)
 		}
+		r.Yield()
 		return nil
 	}
 	inspector := func() error {
-		for recording.Load() > 0 {
-			_ = c.Snapshot()
-			r.Yield()
-			if n := c.Len(); n < 0 || n > recorders*perRecorder {
-				return fmt.Errorf("DR-7: Len says %d points are buffered, of %d recorded", n, recorders*perRecorder)
-			}
-			r.Yield()
-			if err := c.CheckInvariants(); err != nil { // DR-6's structure, on real goroutines
-				return err
-			}
-			inspections.Add(1)
-			r.Yield()
+		_ = c.Snapshot()
+		r.Yield()
+		if n := c.Len(); n < 0 || n > recorders*perRecorder {
+			return fmt.Errorf("DR-7: Len says %d points are buffered, of %d recorded", n, recorders*perRecorder)
 		}
+		r.Yield()
+		if err := c.CheckInvariants(); err != nil { // DR-6's structure, on real goroutines
+			return err
+		}
+		inspections.Add(1)
+		r.Yield()
 		return nil
 	}
-	claims.Concurrently(t, r, append(claims.Workers("recorder", recorders, recorder),
-		claims.Goroutine{Name: "drainer", Run: drainer},
-		claims.Goroutine{Name: "pruner", Run: pruner},
-		claims.Goroutine{Name: "reader", Run: reader},
-		claims.Goroutine{Name: "inspector", Run: inspector})...)
+	background := func(gs []claims.Goroutine) []claims.Goroutine {
+		for i := range gs {
+			gs[i].Background = true
+		}
+		return gs
+	}
+	gs := claims.Workers("recorder", recorders, recorder)
+	gs = append(gs, background(claims.Workers("reader", 2, reader))...)
+	gs = append(gs, background(claims.Workers("pruner", 2, pruner))...)
+	gs = append(gs, background([]claims.Goroutine{{Name: "drainer", Run: drainer}, {Name: "inspector", Run: inspector}})...)
+	claims.Concurrently(t, r, gs...)
 	left := c.Len()
 	if total := int64(recorders * perRecorder); drained.Load()+pruned.Load()+left != total {
 		t.Errorf("DR-7: %d points recorded on real goroutines, %d drained + %d pruned + %d buffered = %d",
@@ -145,7 +146,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 // worker's task, reading the context Stop cancels, may order them anyway.
 func TestDR9_RealGoroutinesRaceFree(t *testing.T) {
 	const rounds, recordsEach, stopLimit = 8, 250, 10 * time.Second
-	r := rt.Real()
+	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
 	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
 	if err != nil {
 		t.Fatal(err)

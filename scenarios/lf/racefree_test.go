@@ -30,7 +30,7 @@ import (
 // audit runs Race mutants) or on a loaded machine.
 func TestLF4_RealGoroutinesRaceFree(t *testing.T) {
 	const workers, rounds = 6, 150
-	r := rt.Real()
+	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
 	logs, err := logfilter.New(r, lf4Logs)
 	if err != nil {
 		t.Fatal(err)

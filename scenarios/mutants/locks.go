@@ -56,7 +56,11 @@ var (
 // one. A lock added to impl gets its mutant without anyone writing it;
 // LockContext and TryLock, whose failure the code handles, are left to the
 // hand-written catalogue. A lock a hand-written Race mutant already
-// leaves out (its snippet overlaps) is not derived again.
+// leaves out (its snippet overlaps) is not derived again. A write lock of
+// a reader/writer lock gets a second mutant, the lock weakened to a read
+// lock (…-as-read-lock): the race checks take their read locks through
+// claims.Preempting, which yields inside every read hold, so two such
+// holds overlap even on one processor.
 func Locks(root string) ([]Mutant, error) {
 	taken := map[string][][2]int{} // file -> the byte ranges the catalogue's Race mutants edit
 	for _, m := range All() {
@@ -80,6 +84,10 @@ func Locks(root string) ([]Mutant, error) {
 		}
 		sort.Strings(names)
 		perFunc := map[string]int{}
+		readLocked, err := readLockedObjects(names)
+		if err != nil {
+			return nil, err
+		}
 		for _, name := range names {
 			if strings.HasSuffix(name, "_test.go") {
 				continue
@@ -91,7 +99,7 @@ func Locks(root string) ([]Mutant, error) {
 			rel := filepath.ToSlash(filepath.Join(fam.dir, filepath.Base(name)))
 			for _, s := range lockSites(string(data)) {
 				pkgName := filepath.Base(fam.dir)
-				if _, ok := lockExempt[pkgName+"."+s.fn]; ok || overlaps(taken[rel], strings.Index(string(data), s.old), len(s.old)) {
+				if _, ok := lockExempt[pkgName+"."+s.fn]; ok {
 					continue
 				}
 				perFunc[s.fn]++
@@ -99,20 +107,64 @@ func Locks(root string) ([]Mutant, error) {
 				if n := perFunc[s.fn]; n > 1 {
 					id += fmt.Sprint("-", n)
 				}
-				out = append(out, Mutant{
-					ID: id, Claims: fam.claims, Kind: KindLock,
-					What:  fmt.Sprintf("%s leaves out its %s of %s: a data race with every other use of what it guards", s.fn, s.kind, s.obj),
-					File:  rel,
-					Old:   s.old,
-					New:   s.new,
-					Tests: RaceFreeTests,
-					Pkg:   fam.pkg,
-					Race:  true,
-				})
+				if !overlaps(taken[rel], strings.Index(string(data), s.old), len(s.old)) {
+					out = append(out, Mutant{
+						ID: id, Claims: fam.claims, Kind: KindLock,
+						What:  fmt.Sprintf("%s leaves out its %s of %s: a data race with every other use of what it guards", s.fn, s.kind, s.obj),
+						File:  rel,
+						Old:   s.old,
+						New:   s.new,
+						Tests: RaceFreeTests,
+						Pkg:   fam.pkg,
+						Race:  true,
+					})
+				}
+				if s.kind == "Lock" && readLocked[s.obj] {
+					// A reader/writer lock: the write lock weakened to a
+					// read lock lets two writers, or a writer and readers,
+					// in at once.
+					out = append(out, Mutant{
+						ID: id + "-as-read-lock", Claims: fam.claims, Kind: KindLock,
+						What:  fmt.Sprintf("%s takes only a read lock of %s where it writes: a data race with every other holder", s.fn, s.obj),
+						File:  rel,
+						Old:   s.old,
+						New:   weakened(s.old, s.obj),
+						Tests: RaceFreeTests,
+						Pkg:   fam.pkg,
+						Race:  true,
+					})
+				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// readLockedObjects are the locks the package's files read-lock somewhere
+// (X.RLock()): reader/writer locks, whose write locks can be weakened.
+func readLockedObjects(names []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if m := lockLine.FindStringSubmatch(l); m != nil && m[3] == "RLock" {
+				out[m[2]] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// weakened is snippet with obj's write lock and unlock made read ones.
+func weakened(snippet, obj string) string {
+	snippet = strings.Replace(snippet, obj+".Lock()", obj+".RLock()", 1)
+	return strings.Replace(snippet, obj+".Unlock()", obj+".RUnlock()", 1)
 }
 
 // lockSite is one lock of a file: the function that takes it, what it

@@ -36,7 +36,7 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 	const workers, rounds, activities = 4, 40, 3
 	const long, short = time.Hour, time.Millisecond
 	const timeoutLimit = 20 * time.Second // wall clock, for a 1 ms deadline on a 1 ms tick
-	r := rt.Real()
+	r := claims.Preempting(rt.Real())     // yields inside every lock it makes, as the simulator does
 	cfg := inactivitycop.DefaultConfig()
 	cfg.Tick, cfg.Buckets, cfg.Budget, cfg.Continuation = time.Millisecond, 16, 8, 100*time.Microsecond
 
