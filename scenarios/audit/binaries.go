@@ -72,7 +72,7 @@ func (r Runner) checkStamp() error {
 // buildTests builds pkgs' test binaries into dir (go test -c, with overlay
 // unless ""), up to parallel at once. It returns the binaries by package
 // and, for each package that did not build, go's output.
-func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overlay string, parallel int) (bins, failed map[string]string) {
+func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overlay string, parallel int, flags ...string) (bins, failed map[string]string) {
 	bins, failed = map[string]string{}, map[string]string{}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		for _, pkg := range pkgs {
@@ -90,7 +90,7 @@ func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overl
 			defer wg.Done()
 			defer func() { <-sem }()
 			bin := testBinary(dir, pkg)
-			args := []string{"test", "-c", "-o", bin}
+			args := append([]string{"test", "-c", "-o", bin}, flags...)
 			if overlay != "" {
 				args = append(args, "-overlay="+overlay)
 			}

@@ -35,6 +35,30 @@ func (r Runner) runRace(ctx context.Context, m mutants.Mutant, overlay, dir stri
 		fmt.Fprintf(out, "\n%s [build failed]: %v\n", m.Pkg, err)
 		return err
 	}
+	return r.raceRuns(ctx, bin, m, out, env)
+}
+
+// runRaceSchemaMutant runs a Race mutant on its family's race schema
+// build (mutants.BuildRaceSchema), selected by the environment, as runRace
+// runs it on a build of its own: the race-built binary is the costly part,
+// one per family instead of one per mutant.
+func (r Runner) runRaceSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int, bin string) MutantResult {
+	dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", m.ID))
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds, Error: err.Error()}
+	}
+	res := r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+		env[mutants.MutantEnv] = m.ID
+		return r.raceRuns(ctx, bin, m, out, env)
+	})
+	res.Schema = true
+	return res
+}
+
+// raceRuns runs bin, m's race-built checks, mutants.RaceRuns times at each
+// of mutants.RaceCPUs, marking each run's outcome in out (raceRunCounts).
+func (r Runner) raceRuns(ctx context.Context, bin string, m mutants.Mutant, out io.Writer, env map[string]string) error {
 	var last error
 	for _, cpu := range strings.Split(mutants.RaceCPUs, ",") {
 		for run := 1; run <= mutants.RaceRuns; run++ {
@@ -80,9 +104,9 @@ func raceRunArgs(m mutants.Mutant, cpu string, limit time.Duration) []string {
 	return []string{"-test.run=" + m.Tests, "-test.cpu=" + cpu, "-test.count=1", "-test.v", "-test.timeout=" + limit.String()}
 }
 
-// raceRuns counts the runs runRace marked in out: those that failed and
-// those that passed.
-func raceRuns(out string) (caught, missed int) {
+// raceRunCounts counts the runs raceRuns marked in out: those that failed
+// and those that passed.
+func raceRunCounts(out string) (caught, missed int) {
 	for _, l := range strings.Split(out, "\n") {
 		if rest, ok := strings.CutPrefix(l, raceRunMark); ok {
 			switch {

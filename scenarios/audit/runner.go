@@ -488,7 +488,7 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 		return res
 	case runErr == nil:
 		if m.Race {
-			res.RaceRunsCaught, res.RaceRunsMissed = raceRuns(text)
+			res.RaceRunsCaught, res.RaceRunsMissed = raceRunCounts(text)
 		}
 		return res // survived
 	}
@@ -500,7 +500,7 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	res.Caught = true
 	res.SeedsToCatch = 1
 	if m.Race {
-		res.RaceRunsCaught, res.RaceRunsMissed = raceRuns(text)
+		res.RaceRunsCaught, res.RaceRunsMissed = raceRunCounts(text)
 	}
 	stats, err := readStats(statsFile)
 	if err != nil {
@@ -603,14 +603,22 @@ func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, para
 type mutantBuilds struct {
 	inSchema map[string]bool
 	binaries map[string]string // family package -> schema test binary
+	// inRace and raceBins are the race schema's: the Race mutants it
+	// serves, and its race-built test binary by family package.
+	inRace   map[string]bool
+	raceBins map[string]string
 }
 
 // buildMutants makes (or, with r.Bin, finds) the schema builds of ms, none
 // without schemata.
 func (r Runner) buildMutants(ctx context.Context, ms []mutants.Mutant, parallel int, schemata bool) mutantBuilds {
-	b := mutantBuilds{binaries: map[string]string{}}
+	b := mutantBuilds{binaries: map[string]string{}, raceBins: map[string]string{}}
 	if schemata {
 		b.inSchema, b.binaries = r.buildSchemata(ctx, ms, parallel)
+		if r.Bin == "" { // prebuilt binaries hold no race build: Race mutants get their own
+			dir, _ := filepath.Abs(filepath.Join(r.Out, "mutants", "_race_schema"))
+			b.inRace, b.raceBins = r.writeRaceSchemata(ctx, dir, ms, parallel)
+		}
 	}
 	return b
 }
@@ -628,7 +636,9 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 			defer release()
 			start := time.Now()
 			var res MutantResult
-			if bin, ok := b.binaries[m.Pkg]; ok && b.inSchema[m.ID] {
+			if bin, ok := b.raceBins[m.Pkg]; ok && b.inRace[m.ID] {
+				res = r.runRaceSchemaMutant(ctx, m, seeds, bin)
+			} else if bin, ok := b.binaries[m.Pkg]; ok && b.inSchema[m.ID] {
 				res = r.runSchemaMutant(ctx, m, seeds, bin)
 				res.Schema = true
 			} else {
@@ -715,18 +725,23 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 }
 
 // VerifySchemata runs every schematized mutant of ms both ways, on the
-// schema build and on an overlay of its own, and lists every mutant whose
-// outcome differs (caught or not, the seeds it took, the check that caught
-// it): the faster path must not hide a survivor.
+// schema build (the race schema's, for a Race mutant) and on an overlay of
+// its own, and lists every mutant whose outcome differs (caught or not,
+// the seeds it took or the race-detector runs that caught it, the check
+// that caught it): the faster path must not hide a survivor.
 func (r Runner) VerifySchemata(ctx context.Context, ms []mutants.Mutant, seeds, parallel int) []string {
-	inSchema, binaries := r.buildSchemata(ctx, ms, parallel)
+	b := r.buildMutants(ctx, ms, parallel, true)
 	var problems []string
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(parallel, 1))
 	for _, m := range ms {
-		bin, ok := binaries[m.Pkg]
-		if !ok || !inSchema[m.ID] {
+		var schema func() MutantResult
+		if bin, ok := b.raceBins[m.Pkg]; ok && b.inRace[m.ID] {
+			schema = func() MutantResult { return r.runRaceSchemaMutant(ctx, m, seeds, bin) }
+		} else if bin, ok := b.binaries[m.Pkg]; ok && b.inSchema[m.ID] {
+			schema = func() MutantResult { return r.runSchemaMutant(ctx, m, seeds, bin) }
+		} else {
 			continue
 		}
 		wg.Add(1)
@@ -734,9 +749,10 @@ func (r Runner) VerifySchemata(ctx context.Context, ms []mutants.Mutant, seeds, 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a := r.runSchemaMutant(ctx, m, seeds, bin)
+			a := schema()
 			b := r.RunMutant(ctx, m, seeds)
-			same := a.Caught == b.Caught && a.SeedsToCatch == b.SeedsToCatch && a.CaughtBy == b.CaughtBy && (a.Error == "") == (b.Error == "")
+			same := a.Caught == b.Caught && a.SeedsToCatch == b.SeedsToCatch && a.CaughtBy == b.CaughtBy && (a.Error == "") == (b.Error == "") &&
+				a.RaceRunsCaught == b.RaceRunsCaught && a.RaceRunsMissed == b.RaceRunsMissed
 			mu.Lock()
 			defer mu.Unlock()
 			state := "same"
@@ -794,11 +810,61 @@ func (r Runner) writeSchemata(ctx context.Context, dir string, ms []mutants.Muta
 			}
 		}
 	}
-	fmt.Fprintf(r.Log, "  mutant schemata: %d of %d mutants in %d schema builds (%v); %d get builds of their own\n",
-		n, len(ms), len(binaries), time.Since(start).Round(time.Second), len(ms)-n)
+	plain := 0 // the Race mutants have race schemata of their own (writeRaceSchemata)
+	for _, m := range ms {
+		if !m.Race {
+			plain++
+		}
+	}
+	fmt.Fprintf(r.Log, "  mutant schemata: %d of %d mutants (Race mutants aside) in %d schema builds (%v); %d get builds of their own\n",
+		n, plain, len(binaries), time.Since(start).Round(time.Second), plain-n)
 	if err := writeManifest(dir, sc, binaries); err != nil {
 		fmt.Fprintf(r.Log, "  mutant schemata: %v\n", err)
 	}
+	return sc.In, binaries
+}
+
+// writeRaceSchemata writes the race schema overlay of ms's Race mutants
+// into dir and builds one race-detector test binary per claim family that
+// has some. A family whose build fails leaves its Race mutants to builds
+// of their own.
+func (r Runner) writeRaceSchemata(ctx context.Context, dir string, ms []mutants.Mutant, parallel int) (map[string]bool, map[string]string) {
+	_ = os.RemoveAll(dir)
+	var race []mutants.Mutant
+	for _, m := range ms {
+		if m.Race {
+			race = append(race, m)
+		}
+	}
+	if len(race) == 0 {
+		return nil, map[string]string{}
+	}
+	sc, err := mutants.BuildRaceSchema(r.Root, dir, race)
+	if err != nil {
+		fmt.Fprintf(r.Log, "  race schemata: %v; every Race mutant gets a build of its own\n", err)
+		return nil, map[string]string{}
+	}
+	var pkgs []string
+	for _, m := range race {
+		if sc.In[m.ID] && !slices.Contains(pkgs, m.Pkg) {
+			pkgs = append(pkgs, m.Pkg)
+		}
+	}
+	start := time.Now()
+	binaries, failed := r.buildTests(ctx, dir, pkgs, sc.Overlay, parallel, "-race")
+	for _, pkg := range pkgs {
+		if out, ok := failed[pkg]; ok {
+			fmt.Fprintf(r.Log, "  race schemata: the race schema build of %s failed (its Race mutants get builds of their own): %s\n", pkg, oneLine(out, 200))
+		}
+	}
+	n := 0
+	for _, m := range race {
+		if _, ok := binaries[m.Pkg]; ok && sc.In[m.ID] {
+			n++
+		}
+	}
+	fmt.Fprintf(r.Log, "  race schemata: %d of %d Race mutants in %d race-detector builds (%v); %d get builds of their own\n",
+		n, len(race), len(binaries), time.Since(start).Round(time.Second), len(race)-n)
 	return sc.In, binaries
 }
 

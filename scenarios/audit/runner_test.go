@@ -255,7 +255,7 @@ func TestRaceRunsCountsEveryRun(t *testing.T) {
 		"fatal error: concurrent map writes",
 		raceRunMark + " 1 at -cpu 2: caught",
 	}, "\n")
-	caught, missed := raceRuns(out)
+	caught, missed := raceRunCounts(out)
 	assert.Equal(t, 2, caught)
 	assert.Equal(t, 1, missed)
 }
@@ -300,6 +300,21 @@ func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
 	Judge(rep)
 	require.NotEmpty(t, rep.Problems)
 	assert.Contains(t, rep.Problems[len(rep.Problems)-1], fmt.Sprintf("fixture-racy (X-1) survived %d of its %d race-detector runs", runs/2, runs))
+
+	// The race schema's build counts the same runs (RACY_RUNS: every
+	// second run makes no race).
+	dir := t.TempDir()
+	rsc, err := mutants.BuildRaceSchema(root, dir, []mutants.Mutant{racyMutant()})
+	require.NoError(t, err)
+	require.True(t, rsc.In["fixture-racy"])
+	bins, failed := r.buildTests(context.Background(), dir, []string{racyMutant().Pkg}, rsc.Overlay, 1, "-race")
+	require.Empty(t, failed)
+	t.Setenv("RACY_RUNS", t.TempDir())
+	viaSchema := r.runRaceSchemaMutant(context.Background(), racyMutant(), 1, bins[racyMutant().Pkg])
+	require.Empty(t, viaSchema.Error)
+	assert.True(t, viaSchema.Schema)
+	assert.Equal(t, runs/2, viaSchema.RaceRunsCaught)
+	assert.Equal(t, runs/2, viaSchema.RaceRunsMissed)
 
 	// And the fixture is a fair one: with its lock, the detector finds nothing.
 	cmd := exec.Command("go", "test", "-race", "-count=1", "-cpu", mutants.RaceCPUs, "./scenarios/audit/testdata/racy")

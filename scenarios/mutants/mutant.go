@@ -30,7 +30,8 @@ type Mutant struct {
 	// Seeds is the seed budget within which it must be caught (0: the
 	// audit's default).
 	Seeds int
-	// Race runs its checks under the race detector (go test -race), on a
+	// Race runs its checks under the race detector (go test -race), on its
+	// family's race schema build (BuildRaceSchema) or, failing that, a
 	// build of its own: for a data race the simulator cannot see. The
 	// simulator runs one task at a time and orders every switch, so a lock
 	// left out around code with no scheduling point inside changes nothing

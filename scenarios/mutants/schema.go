@@ -58,13 +58,28 @@ type Schema struct {
 // cannot schematize are returned in Separate, with the reason in the error
 // list only when the mutant itself is broken (its snippet does not apply).
 func BuildSchema(root, dir string, ms []Mutant) (Schema, error) {
+	return buildSchema(root, dir, ms, false)
+}
+
+// BuildRaceSchema writes the combined overlay of the Race mutants of ms
+// under dir, for test binaries built with the race detector (one per
+// claim family, instead of one per Race mutant); the other mutants are
+// left out of it, not returned in Separate.
+func BuildRaceSchema(root, dir string, ms []Mutant) (Schema, error) {
+	return buildSchema(root, dir, ms, true)
+}
+
+func buildSchema(root, dir string, ms []Mutant, race bool) (Schema, error) {
 	sc := Schema{In: map[string]bool{}}
 	byFile := map[string][]site{}
 	var files []string
 	binaries := map[string]*binaryFiles{} // claim family package -> its test binary's files
 	for _, m := range ms {
-		if m.Race { // a -race build of its own: the schema build has no race detector
+		switch {
+		case m.Race && !race: // a -race build: the race schema's, or one of its own
 			sc.Separate = append(sc.Separate, m)
+			continue
+		case !m.Race && race:
 			continue
 		}
 		st := site{m: m, at: -1}

@@ -94,6 +94,17 @@ func TestTheCatalogueSchemaBuilds(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, races, 7, "the Race mutants of DR, MS, OC and LF")
 	assert.ElementsMatch(t, want, sep)
+
+	// The Race mutants have a schema of their own, for race-detector
+	// builds: every one of them in it, and nothing else.
+	rsc, err := BuildRaceSchema(root, t.TempDir(), ms)
+	require.NoError(t, err)
+	assert.Len(t, rsc.In, races, "every Race mutant is in the race schema")
+	assert.Empty(t, rsc.Separate)
+	cmd = exec.Command("go", "build", "-overlay="+rsc.Overlay, "./impl/...")
+	cmd.Dir = root
+	b, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
 }
 
 // A schema build registers its selected mutant with the module's
