@@ -783,43 +783,11 @@ func (r Runner) buildSchemata(ctx context.Context, ms []mutants.Mutant, parallel
 // per claim family that has schematized mutants, and records both in dir's
 // manifest.
 func (r Runner) writeSchemata(ctx context.Context, dir string, ms []mutants.Mutant, parallel int) (map[string]bool, map[string]string) {
-	_ = os.RemoveAll(dir)
-	sc, err := mutants.BuildSchema(r.Root, dir, ms)
-	if err != nil {
-		fmt.Fprintf(r.Log, "  mutant schemata: %v; every mutant gets a build of its own\n", err)
-		return nil, map[string]string{}
-	}
-	var pkgs []string
-	for _, m := range ms {
-		if sc.In[m.ID] && !slices.Contains(pkgs, m.Pkg) {
-			pkgs = append(pkgs, m.Pkg)
+	sc, binaries, ok := r.schemaBuilds(ctx, dir, ms, parallel, false)
+	if ok {
+		if err := writeManifest(dir, sc, binaries); err != nil {
+			fmt.Fprintf(r.Log, "  mutant schemata: %v\n", err)
 		}
-	}
-	start := time.Now()
-	binaries, failed := r.buildTests(ctx, dir, pkgs, sc.Overlay, parallel)
-	for _, pkg := range pkgs {
-		if out, ok := failed[pkg]; ok {
-			fmt.Fprintf(r.Log, "  mutant schemata: the schema build of %s failed (its mutants get builds of their own): %s\n", pkg, oneLine(out, 200))
-		}
-	}
-	n := 0
-	for _, m := range ms {
-		if sc.In[m.ID] {
-			if _, ok := binaries[m.Pkg]; ok {
-				n++
-			}
-		}
-	}
-	plain := 0 // the Race mutants have race schemata of their own (writeRaceSchemata)
-	for _, m := range ms {
-		if !m.Race {
-			plain++
-		}
-	}
-	fmt.Fprintf(r.Log, "  mutant schemata: %d of %d mutants (Race mutants aside) in %d schema builds (%v); %d get builds of their own\n",
-		n, plain, len(binaries), time.Since(start).Round(time.Second), plain-n)
-	if err := writeManifest(dir, sc, binaries); err != nil {
-		fmt.Fprintf(r.Log, "  mutant schemata: %v\n", err)
 	}
 	return sc.In, binaries
 }
@@ -829,43 +797,55 @@ func (r Runner) writeSchemata(ctx context.Context, dir string, ms []mutants.Muta
 // has some. A family whose build fails leaves its Race mutants to builds
 // of their own.
 func (r Runner) writeRaceSchemata(ctx context.Context, dir string, ms []mutants.Mutant, parallel int) (map[string]bool, map[string]string) {
+	sc, binaries, _ := r.schemaBuilds(ctx, dir, ms, parallel, true)
+	return sc.In, binaries
+}
+
+// schemaBuilds writes into dir the schema of ms's Race mutants (race) or
+// of the others, builds its test binaries (under the race detector for
+// race), and logs what they serve. ok is false when the schema could not
+// be written.
+func (r Runner) schemaBuilds(ctx context.Context, dir string, ms []mutants.Mutant, parallel int, race bool) (sc mutants.Schema, binaries map[string]string, ok bool) {
 	_ = os.RemoveAll(dir)
-	var race []mutants.Mutant
-	for _, m := range ms {
-		if m.Race {
-			race = append(race, m)
-		}
+	build, name, what, flags := mutants.BuildSchema, "mutant schemata", "mutants (Race mutants aside)", []string(nil)
+	if race {
+		build, name, what, flags = mutants.BuildRaceSchema, "race schemata", "Race mutants", []string{"-race"}
 	}
-	if len(race) == 0 {
-		return nil, map[string]string{}
-	}
-	sc, err := mutants.BuildRaceSchema(r.Root, dir, race)
+	sc, err := build(r.Root, dir, ms)
 	if err != nil {
-		fmt.Fprintf(r.Log, "  race schemata: %v; every Race mutant gets a build of its own\n", err)
-		return nil, map[string]string{}
+		fmt.Fprintf(r.Log, "  %s: %v; every mutant gets a build of its own\n", name, err)
+		return sc, map[string]string{}, false
 	}
 	var pkgs []string
-	for _, m := range race {
+	total := 0 // the mutants this schema is for
+	for _, m := range ms {
+		if m.Race != race {
+			continue
+		}
+		total++
 		if sc.In[m.ID] && !slices.Contains(pkgs, m.Pkg) {
 			pkgs = append(pkgs, m.Pkg)
 		}
 	}
+	if total == 0 {
+		return sc, map[string]string{}, true
+	}
 	start := time.Now()
-	binaries, failed := r.buildTests(ctx, dir, pkgs, sc.Overlay, parallel, "-race")
+	binaries, failed := r.buildTests(ctx, dir, pkgs, sc.Overlay, parallel, flags...)
 	for _, pkg := range pkgs {
 		if out, ok := failed[pkg]; ok {
-			fmt.Fprintf(r.Log, "  race schemata: the race schema build of %s failed (its Race mutants get builds of their own): %s\n", pkg, oneLine(out, 200))
+			fmt.Fprintf(r.Log, "  %s: the build of %s failed (its mutants get builds of their own): %s\n", name, pkg, oneLine(out, 200))
 		}
 	}
 	n := 0
-	for _, m := range race {
-		if _, ok := binaries[m.Pkg]; ok && sc.In[m.ID] {
+	for _, m := range ms {
+		if _, built := binaries[m.Pkg]; built && sc.In[m.ID] {
 			n++
 		}
 	}
-	fmt.Fprintf(r.Log, "  race schemata: %d of %d Race mutants in %d race-detector builds (%v); %d get builds of their own\n",
-		n, len(race), len(binaries), time.Since(start).Round(time.Second), len(race)-n)
-	return sc.In, binaries
+	fmt.Fprintf(r.Log, "  %s: %d of %d %s in %d builds (%v); %d get builds of their own\n",
+		name, n, total, what, len(binaries), time.Since(start).Round(time.Second), total-n)
+	return sc, binaries, true
 }
 
 // Commit describes the checked-out commit, for the report.

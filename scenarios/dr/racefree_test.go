@@ -38,12 +38,7 @@ import (
 // Query-without-the-lock mutant survive that way.
 func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	const recorders, perRecorder, keyCount = 4, 2_000, 4
-	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
-	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r, c, base := realCollector(t)
 	ctx := context.Background()
 	// The drainer, the pruners, the readers and the inspector run in the
 	// background, a round at a time, while the recorders record
@@ -146,12 +141,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 // worker's task, reading the context Stop cancels, may order them anyway.
 func TestDR9_RealGoroutinesRaceFree(t *testing.T) {
 	const rounds, recordsEach, stopLimit = 8, 250, 10 * time.Second
-	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
-	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r, c, base := realCollector(t)
 	ctx := context.Background()
 	var drained, cycles atomic.Int64
 	drain := func(ctx context.Context) error {
@@ -217,4 +207,17 @@ func TestDR9_RealGoroutinesRaceFree(t *testing.T) {
 		t.Errorf("DR-9 on real goroutines: %d points recorded, %d drained by the workers + %d buffered = %d", total, drained.Load(), left, drained.Load()+left)
 	}
 	t.Logf("DR-9 on real goroutines: %d workers started and stopped, half of them stopped first; %d cycles ran (every third failing); %d points drained, %d left buffered", rounds, cycles.Load(), drained.Load(), left)
+}
+
+// realCollector is a collector on real goroutines for the RaceFree checks,
+// its read holds yielding inside (claims.Preempting), and the instant its
+// points start at.
+func realCollector(t *testing.T) (rt.Runtime, *collector.Collector, time.Time) {
+	t.Helper()
+	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
+	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, c, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 }

@@ -37,7 +37,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	// snapshot's denials go stale, which subscriptions confirm against the
 	// database.
 	const lossy = 1
-	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
+	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
 	db := authztest.New(r)
 	for c := 1; c <= channels; c++ {
 		if err := db.AddChannel(authztest.Channel{ID: channel(c), Community: community}); err != nil {

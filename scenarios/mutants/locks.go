@@ -78,26 +78,15 @@ func Locks(root string) ([]Mutant, error) {
 	}
 	var out []Mutant
 	for _, fam := range lockFamilies {
-		names, err := filepath.Glob(filepath.Join(root, fam.dir, "*.go"))
+		files, err := packageSources(root, fam.dir)
 		if err != nil {
 			return nil, err
 		}
-		sort.Strings(names)
 		perFunc := map[string]int{}
-		readLocked, err := readLockedObjects(names)
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range names {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			data, err := os.ReadFile(name)
-			if err != nil {
-				return nil, err
-			}
-			rel := filepath.ToSlash(filepath.Join(fam.dir, filepath.Base(name)))
-			for _, s := range lockSites(string(data)) {
+		readLocked := readLockedObjects(files)
+		for _, f := range files {
+			rel, data := f.rel, f.text
+			for _, s := range lockSites(data) {
 				pkgName := filepath.Base(fam.dir)
 				if _, ok := lockExempt[pkgName+"."+s.fn]; ok {
 					continue
@@ -107,7 +96,7 @@ func Locks(root string) ([]Mutant, error) {
 				if n := perFunc[s.fn]; n > 1 {
 					id += fmt.Sprint("-", n)
 				}
-				if !overlaps(taken[rel], strings.Index(string(data), s.old), len(s.old)) {
+				if !overlaps(taken[rel], strings.Index(data, s.old), len(s.old)) {
 					out = append(out, Mutant{
 						ID: id, Claims: fam.claims, Kind: KindLock,
 						What:  fmt.Sprintf("%s leaves out its %s of %s: a data race with every other use of what it guards", s.fn, s.kind, s.obj),
@@ -142,8 +131,31 @@ func Locks(root string) ([]Mutant, error) {
 
 // readLockedObjects are the locks the package's files read-lock somewhere
 // (X.RLock()): reader/writer locks, whose write locks can be weakened.
-func readLockedObjects(names []string) (map[string]bool, error) {
+func readLockedObjects(files []source) map[string]bool {
 	out := map[string]bool{}
+	for _, f := range files {
+		for _, l := range strings.Split(f.text, "\n") {
+			if m := lockLine.FindStringSubmatch(l); m != nil && m[3] == "RLock" {
+				out[m[2]] = true
+			}
+		}
+	}
+	return out
+}
+
+// source is one production file of a package: its path under the module
+// root, and its text.
+type source struct{ rel, text string }
+
+// packageSources are the production files (not _test.go) of the package
+// in dir under root, in name order.
+func packageSources(root, dir string) ([]source, error) {
+	names, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []source
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -152,11 +164,7 @@ func readLockedObjects(names []string) (map[string]bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if m := lockLine.FindStringSubmatch(l); m != nil && m[3] == "RLock" {
-				out[m[2]] = true
-			}
-		}
+		out = append(out, source{rel: filepath.ToSlash(filepath.Join(dir, filepath.Base(name))), text: string(data)})
 	}
 	return out, nil
 }

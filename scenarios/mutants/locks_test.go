@@ -38,17 +38,11 @@ func TestEveryLockHasAMutant(t *testing.T) {
 	}
 	locks, exempt := 0, 0
 	for _, fam := range lockFamilies {
-		names, err := filepath.Glob(filepath.Join(root, fam.dir, "*.go"))
+		files, err := packageSources(root, fam.dir)
 		require.NoError(t, err)
-		for _, name := range names {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			data, err := os.ReadFile(name)
-			require.NoError(t, err)
-			rel := filepath.ToSlash(filepath.Join(fam.dir, filepath.Base(name)))
+		for _, f := range files {
 			offset, fn := 0, ""
-			for i, line := range strings.Split(string(data), "\n") {
+			for i, line := range strings.Split(f.text, "\n") {
 				if m := funcLine.FindStringSubmatch(line); m != nil {
 					fn = m[1]
 				}
@@ -57,8 +51,8 @@ func TestEveryLockHasAMutant(t *testing.T) {
 					switch {
 					case lockExempt[filepath.Base(fam.dir)+"."+fn] != "":
 						exempt++
-					case !overlaps(covered[rel], offset, len(line)):
-						t.Errorf("%s:%d (%s) takes a lock no mutant leaves out: %q", rel, i+1, fn, strings.TrimSpace(line))
+					case !overlaps(covered[f.rel], offset, len(line)):
+						t.Errorf("%s:%d (%s) takes a lock no mutant leaves out: %q", f.rel, i+1, fn, strings.TrimSpace(line))
 					}
 				}
 				offset += len(line) + 1
@@ -100,13 +94,10 @@ func TestNoLockIsExemptForNothing(t *testing.T) {
 			if filepath.Base(fam.dir) != pkg {
 				continue
 			}
-			names, err := filepath.Glob(filepath.Join(root, fam.dir, "*.go"))
+			files, err := packageSources(root, fam.dir)
 			require.NoError(t, err)
-			for _, file := range names {
-				if strings.HasSuffix(file, "_test.go") {
-					continue
-				}
-				for _, s := range lockSites(mustRead(t, file)) {
+			for _, f := range files {
+				for _, s := range lockSites(f.text) {
 					found = found || s.fn == fn
 				}
 			}

@@ -30,7 +30,7 @@ import (
 // (GOMAXPROCS=1, where the audit runs Race mutants) or on a loaded machine.
 func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 	const channels, users, readers, lookupsEach = 24, 12, 6, 300
-	r := claims.Preempting(rt.Real()) // yields inside every lock it makes, as the simulator does
+	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
 	db := authztest.New(r)
 	community := authz.NewID('k', 1)
 	chID := func(i int) authz.ID { return authz.NewID('c', uint64(i)) }
