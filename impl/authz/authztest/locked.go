@@ -11,7 +11,8 @@ import (
 // Locked is a pool over a DB for real goroutines: the DB is not safe for
 // them, so every checkout, statement, release and Write runs under one lock
 // of r, as each PostgreSQL statement sees one snapshot. It adds no
-// behaviour. The race checks of impl and of the claim families share it.
+// behaviour but a yield after each statement (below). The race checks of
+// impl and of the claim families share it.
 //
 // Each statement yields once it has run, as a real round trip gives up the
 // processor while it waits for the server: a cache that loads behind a
