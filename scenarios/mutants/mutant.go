@@ -49,10 +49,11 @@ type Mutant struct {
 const RaceCPUs = "1,2"
 
 // RaceRuns is how many times a Race mutant's checks run at each of
-// RaceCPUs (go test -count). The race detector sees only the accesses a
-// run makes, so a check may catch a mutant on one run and miss it on the
-// next: the audit runs them all, and a run the mutant survived is a
-// problem even when another caught it.
+// RaceCPUs, each run a process of its own (the detector reports a race
+// once per process). The race detector sees only the accesses a run makes,
+// so a check may catch a mutant on one run and miss it on the next: the
+// audit runs them all, and a run the mutant survived is a problem even
+// when another caught it.
 const RaceRuns = 3
 
 // Mutant kinds, as audit.json reports them.
