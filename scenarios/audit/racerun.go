@@ -14,8 +14,8 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
-// raceRunMark starts the line runRace writes after each run of a Race
-// mutant's checks, which raceRuns counts.
+// raceRunMark starts the line raceRuns writes after each run of a Race
+// mutant's checks, which raceRunCounts counts.
 const raceRunMark = "windtunnel race run:"
 
 // runRace builds a Race mutant's checks once, under the race detector on
@@ -24,7 +24,7 @@ const raceRunMark = "windtunnel race run:"
 // end. A process of its own because the detector reports each race once
 // per process: a second run in the process that reported it would pass
 // whether or not it made the race again. Every run, because one that
-// missed the race is what the audit must see (raceRuns, Judge).
+// missed the race is what the audit must see (raceRunCounts, Judge).
 //
 // It returns the last failing run's error (an *exec.ExitError, which
 // judgeMutant reads as caught), nil when every run passed.
