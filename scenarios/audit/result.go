@@ -68,6 +68,9 @@ type MutantResult struct {
 	// a problem: the check's verdict would hang on the machine's timing.
 	RaceRunsCaught int `json:"race_runs_caught,omitempty"`
 	RaceRunsMissed int `json:"race_runs_missed,omitempty"`
+	// Screened says the mutant was caught by the one-seed screen of its
+	// checks (Runner.judgeMutant), on what that seed broke on its own.
+	Screened bool `json:"screened,omitempty"`
 }
 
 // Catch says how a caught mutant was caught, its catching check quoted

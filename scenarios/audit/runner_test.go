@@ -322,3 +322,80 @@ func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }
+
+// TestMutantsAreScreenedOnOneSeedFirst: a mutant's checks fly one seed each
+// first, judged only on what that seed breaks (claims.ScreenEnv). A mutant
+// the first seed catches is caught there, without the seeds of the checks
+// before the catching one (fixture-first: TestEarly flies 1 seed, not 10);
+// one that takes more seeds passes the screen and is caught by the full run
+// at the same seed as without the screen (fixture-late: its third). The
+// fixture's TestEarly needs a probe one seed does not reach: the screen must
+// not count that against the mutant (unscreened, one seed fails it alone).
+func TestMutantsAreScreenedOnOneSeedFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a test binary")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	const pkg = "./scenarios/audit/testdata/screen"
+	bin := filepath.Join(t.TempDir(), "screen.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
+	mutant := func(id string) mutants.Mutant {
+		return mutants.Mutant{ID: id, Claims: []string{"X-1"}, What: id, Tests: "^Test(Early|Late)$", Pkg: pkg, Kind: mutants.KindCatalogue}
+	}
+	run := func(t *testing.T, id string) (MutantResult, string) {
+		flies := filepath.Join(t.TempDir(), "flies")
+		t.Setenv("SCREEN_FLIES", flies)
+		res := r.runSchemaMutant(context.Background(), mutant(id), 10, bin)
+		require.Empty(t, res.Error)
+		got, err := os.ReadFile(flies)
+		require.NoError(t, err)
+		return res, string(got)
+	}
+
+	t.Run("caught by the screen", func(t *testing.T) {
+		res, flies := run(t, "fixture-first")
+		assert.True(t, res.Caught)
+		assert.True(t, res.Screened)
+		assert.Equal(t, 1, res.SeedsToCatch)
+		assert.Equal(t, 10, res.SeedBudget, "the budget it would have had")
+		assert.Contains(t, res.CaughtBy, "TestLate")
+		assert.Equal(t, "TestEarly 1\nTestLate 1\n", flies)
+	})
+	t.Run("caught by the full run after the screen", func(t *testing.T) {
+		res, flies := run(t, "fixture-late")
+		assert.True(t, res.Caught)
+		assert.False(t, res.Screened)
+		assert.Equal(t, 3, res.SeedsToCatch)
+		assert.Contains(t, res.CaughtBy, "TestEarly")
+		assert.Equal(t, "TestEarly 1\nTestLate 1\nTestEarly 3\n", flies, "the screen, then the full run up to the catch")
+	})
+	t.Run("caught by a subtest's verdict over its seeds", func(t *testing.T) {
+		m := mutant("fixture-verdict")
+		m.Tests = "^TestSub$"
+		res := r.runSchemaMutant(context.Background(), m, 10, bin)
+		require.Empty(t, res.Error)
+		assert.True(t, res.Caught)
+		assert.False(t, res.Screened, "one seed cannot fail a rate over the seeds")
+		assert.Equal(t, 10, res.SeedsToCatch)
+		assert.Equal(t, "TestSub/perKey=4 (its verdict over all 10 seeds)", res.CaughtBy)
+	})
+	t.Run("survives both", func(t *testing.T) {
+		res, flies := run(t, "fixture-none")
+		assert.False(t, res.Caught)
+		assert.Equal(t, 10, res.SeedBudget)
+		assert.Equal(t, "TestEarly 1\nTestLate 1\nTestEarly 10\nTestLate 10\n", flies)
+	})
+
+	// The fixture is a fair one: at one seed, unscreened, its probe fails
+	// TestEarly with no mutant at all.
+	cmd := exec.Command(bin, "-test.run=^TestEarly$", "-sim.seeds=1", "-sim.record=false", "-sim.out="+t.TempDir())
+	cmd.Dir = filepath.Join(root, pkg)
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "fewer than 1")
+}

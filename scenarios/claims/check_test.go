@@ -134,8 +134,37 @@ func TestProbeMinKeepsTheDefaultRate(t *testing.T) {
 // series in one observed step has a tally no verdict can rest on.
 func TestMoreWrongThanObservedIsABrokenTally(t *testing.T) {
 	o := Outcome{Claim: "X-1", Seeds: 1, Wrong: 2, Of: 1, Witness: "w"}
-	assert.Equal(t, Violated, judge(&o, true))
+	assert.Equal(t, Violated, judge(&o, true, false))
 	assert.Contains(t, strings.Join(o.Problems, "; "), "counted 2 wrong of only 1 observations")
 	ok := Outcome{Claim: "X-1", Seeds: 1, Wrong: 0, Of: 5}
-	assert.Equal(t, Holds, judge(&ok, true))
+	assert.Equal(t, Holds, judge(&ok, true, false))
+}
+
+// TestScreeningJudgesOnlyWhatASeedBreaksAlone: a screening check (the
+// audit's one-seed pass over a mutant) still fails on a wrong observation
+// and on a figure beyond the bound, and no longer on the rates over the
+// seeds that one seed cannot meet: the bound's tightness, a probe's count,
+// a bound nothing was compared with.
+func TestScreeningJudgesOnlyWhatASeedBreaksAlone(t *testing.T) {
+	b := Bound{Kind: AtMost, Value: 1, Unit: Seconds, Tight: true}
+	rates := func() Outcome {
+		return Outcome{Claim: "X-1", Seeds: 1, Bound: &b, Seen: true, Worst: 0.5, Tightness: 0.5,
+			Probes: []ProbeCount{{Name: "p", Min: 1, Count: 0}}}
+	}
+	full := rates()
+	assert.Equal(t, Violated, judge(&full, true, false))
+	assert.Len(t, full.Problems, 2, "the tightness and the probe: %v", full.Problems)
+	screened := rates()
+	assert.Equal(t, Holds, judge(&screened, true, true), "%v", screened.Problems)
+	unseen := Outcome{Claim: "X-1", Seeds: 1, Bound: &b}
+	assert.Equal(t, Violated, judge(&unseen, true, false))
+	unseen = Outcome{Claim: "X-1", Seeds: 1, Bound: &b}
+	assert.Equal(t, Holds, judge(&unseen, true, true))
+
+	beyond := Outcome{Claim: "X-1", Seeds: 1, Bound: &b, Seen: true, Worst: 1.5, Tightness: 1.5, Witness: "w"}
+	assert.Equal(t, Violated, judge(&beyond, true, true), "a figure beyond the bound is one seed's")
+	wrong := Outcome{Claim: "X-1", Seeds: 1, Wrong: 1, Of: 3, Witness: "w"}
+	assert.Equal(t, Violated, judge(&wrong, true, true), "a wrong observation is one seed's")
+	failed := Outcome{Claim: "X-1", Seeds: 1, Failed: 1, FirstFailure: "seed 0x1: boom"}
+	assert.Equal(t, Violated, judge(&failed, true, true), "a failed seed is its own")
 }
