@@ -38,16 +38,9 @@ func TestMutantRunsStopAtTheirFirstFailure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a test binary")
 	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
 	m := failfastMutant()
+	root, bin := buildFixture(t, m.Pkg)
 	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
-
-	bin := filepath.Join(t.TempDir(), "failfast.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, m.Pkg)
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
 
 	for _, way := range []struct {
 		name string
@@ -73,11 +66,25 @@ func TestMutantRunsStopAtTheirFirstFailure(t *testing.T) {
 	cmd := exec.Command(bin, "-test.failfast")
 	cmd.Dir = filepath.Join(root, m.Pkg)
 	cmd.Env = append(os.Environ(), "FAILFAST_MARKS="+marks)
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, name := range []string{"small", "large", "later"} {
 		assert.FileExists(t, filepath.Join(marks, name))
 	}
+}
+
+// buildFixture builds the test binary of a fixture package (a path from
+// the repository's root) and returns the root and the binary.
+func buildFixture(t *testing.T, pkg string) (root, bin string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	bin = filepath.Join(t.TempDir(), filepath.Base(pkg)+".test")
+	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return root, bin
 }
 
 // TestFailedTestsAreReadFromTheOutput: the claim phase's go test -v output
@@ -163,14 +170,8 @@ func TestAMutantRunsOneSeedAtATime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a test binary")
 	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
 	const pkg = "./scenarios/audit/testdata/ahead"
-	bin := filepath.Join(t.TempDir(), "ahead.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	root, bin := buildFixture(t, pkg)
 	t.Setenv("GOMAXPROCS", "4")
 
 	runs := filepath.Join(t.TempDir(), "runs")
@@ -189,7 +190,7 @@ func TestAMutantRunsOneSeedAtATime(t *testing.T) {
 	cmd := exec.Command(bin, "-test.run=^TestSeeds$", "-test.failfast", "-sim.record=false", "-sim.artifacts=false", "-sim.out="+t.TempDir())
 	cmd.Dir = filepath.Join(root, pkg)
 	cmd.Env = append(os.Environ(), "WINDTUNNEL_MUTANT=fixture-ahead")
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	got, err = os.ReadFile(runs)
 	require.NoError(t, err)
@@ -335,14 +336,8 @@ func TestMutantsAreScreenedOnOneSeedFirst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a test binary")
 	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
 	const pkg = "./scenarios/audit/testdata/screen"
-	bin := filepath.Join(t.TempDir(), "screen.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	root, bin := buildFixture(t, pkg)
 	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
 	mutant := func(id string) mutants.Mutant {
 		return mutants.Mutant{ID: id, Claims: []string{"X-1"}, What: id, Tests: "^Test(Early|Late)$", Pkg: pkg, Kind: mutants.KindCatalogue}
@@ -395,7 +390,7 @@ func TestMutantsAreScreenedOnOneSeedFirst(t *testing.T) {
 	// TestEarly with no mutant at all.
 	cmd := exec.Command(bin, "-test.run=^TestEarly$", "-sim.seeds=1", "-sim.record=false", "-sim.out="+t.TempDir())
 	cmd.Dir = filepath.Join(root, pkg)
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "fewer than 1")
 }
