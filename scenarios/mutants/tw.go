@@ -78,6 +78,18 @@ var twMutants = []Mutant{
 		Pkg:   "./scenarios/tw",
 	},
 	{
+		// Found by a mutation hunt: no check paused a cop for a few ticks
+		// and restarted it exactly on the tick grid, where the pass's
+		// shortcut for "which ticks have begun" has its edge.
+		ID: "tw5-pass-on-grid-two-ticks-on-misses-a-tick", Claims: []string{"TW-5", "TW-2"},
+		What:  "a pass landing exactly where the tick two past the cursor's begins counts that tick as not yet begun: the catch-up after a pause of three ticks examines two buckets, and the third's timeouts fire a tick late, up to two ticks after their deadlines",
+		File:  "impl/timerwheel/expire.go",
+		Old:   "case d >= start+w.tick && d-start < 2*w.tick:",
+		New:   "case d >= start+w.tick && d-start <= 2*w.tick:",
+		Tests: "^TestTW5_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
 		ID: "tw6-schedule-without-cancel", Claims: []string{"TW-6"},
 		What:  "Schedule links the element without unlinking it first, trusting callers to cancel (a re-arm leaves it in two lists)",
 		File:  "impl/timerwheel/wheel.go",

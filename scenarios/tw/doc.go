@@ -11,7 +11,7 @@
 //	TW-2   racefree_test.go      a handler on real goroutines, under the race detector in make race: active connections never timed out, idle ones once, nothing left; the races the simulator cannot see
 //	TW-3   visits_test.go        100,000 idle connections: 0 visits per pass, seen from outside (wheel deadlines, a bare wheel's Deadline calls) and counted
 //	TW-4   budget_test.go        the first pass fires exactly the budget, continuations exactly 1 ms apart (callback instants), bursts across budgets, swarm lag
-//	TW-5   wrap_test.go          once per ring until due (scripted), fast-forward after pauses and clock jumps longer than the ring (swarm)
+//	TW-5   wrap_test.go          once per ring until due (scripted), fast-forward after pauses and clock jumps longer than the ring, catch-up after pauses of a few ticks ending on the grid (swarm)
 //	TW-6   schedule_test.go      scheduled exactly when live (swarm), O(1) allocation-free Schedule/Cancel (wall clock)
 //	TW-7   audit_test.go         the audit counts injected lost and late connections, and is clean on correct code
 //	TW-8   metrics_test.go       the claims table's counter names, registered, equal to what the harness saw (scripted, swarm, real runtime)

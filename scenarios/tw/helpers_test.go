@@ -178,6 +178,24 @@ func pausesAtTheRing(c *netthreads.Config, rnd *rand.Rand) {
 	c.SetPausesInTicks(rnd, []int64{ring + 1, ring}, []bool{false, rnd.IntN(2) == 0})
 }
 
+// pausesOfAFewTicks makes every world pause three times for a few ticks:
+// for two and for three missed ticks restarting exactly on the tick grid,
+// and for one to four restarting on it or 1 ns past it, in an order drawn
+// from the seed. The pass after each lands on the start of a tick two or
+// three past the cursor's, or next to it: a catch-up must take in the tick
+// that has just begun, and a pass that reckons which ticks have begun from
+// the cursor has its edges there. Pauses about a ring long never land on
+// them, and a cop that passes every tick lands one tick past its cursor.
+func pausesOfAFewTicks(c *netthreads.Config, rnd *rand.Rand) {
+	ticks := []int64{2, 3, 1 + rnd.Int64N(4)}
+	offsets := []time.Duration{0, 0, time.Duration(rnd.IntN(2))}
+	rnd.Shuffle(len(ticks), func(i, j int) {
+		ticks[i], ticks[j] = ticks[j], ticks[i]
+		offsets[i], offsets[j] = offsets[j], offsets[i]
+	})
+	c.SetPausesAt(rnd, ticks, offsets)
+}
+
 // oneBurstThread makes the first thread a burst thread (a budget of 16 to
 // 128, bursts larger than it), so that every world continues passes.
 func oneBurstThread(c *netthreads.Config, rnd *rand.Rand) {

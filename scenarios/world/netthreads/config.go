@@ -181,6 +181,25 @@ func (c *Config) SetPausesInTicks(rnd *rand.Rand, ticks []int64, offGrid []bool)
 	})
 }
 
+// SetPausesAt is SetPausesInTicks with each restart placed offsets[i] after
+// the start of its tick, exactly: 0 restarts on the grid, 1 ns just past
+// it. An offset must lie in [0, Tick-2*Quiet), early enough in the tick for
+// the catch-up to finish; SetPausesAt panics on one outside, a bug in the
+// test that asked for it.
+func (c *Config) SetPausesAt(rnd *rand.Rand, ticks []int64, offsets []time.Duration) {
+	if len(offsets) != len(ticks) {
+		panic(fmt.Sprintf("netthreads: %d pauses and %d offsets", len(ticks), len(offsets)))
+	}
+	for _, off := range offsets {
+		if off < 0 || off >= c.Plan.Tick-2*c.Plan.Quiet {
+			panic(fmt.Sprintf("netthreads: restart offset %v outside [0, %v)", off, c.Plan.Tick-2*c.Plan.Quiet))
+		}
+	}
+	c.setPauses(rnd, len(ticks), nil, func(i int, stop time.Duration) time.Duration {
+		return (stop/c.Plan.Tick+time.Duration(max(ticks[i], 1)))*c.Plan.Tick + offsets[i]
+	})
+}
+
 // setPauses places n pauses over the horizon, one after the other, each
 // restarting on the tick restartOf gives (off it where offGrid says so).
 func (c *Config) setPauses(rnd *rand.Rand, n int, offGrid []bool, restartOf func(i int, stop time.Duration) time.Duration) {

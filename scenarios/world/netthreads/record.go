@@ -36,6 +36,12 @@ const (
 	// ProbeJumpExactlyRing: a pause or clock jump that missed exactly as
 	// many ticks as the ring, the longest the catch-up must walk whole.
 	ProbeJumpExactlyRing = "tw/jump-exactly-ring"
+	// ProbeFewTicksOnGrid: a pause that missed two to four ticks and
+	// restarted exactly where a tick begins. Its catch-up pass must take
+	// in the tick that just began, a few past the cursor's: where the
+	// arithmetic of which ticks have begun has its edges, which a pause
+	// about a ring long never reaches.
+	ProbeFewTicksOnGrid = "tw/few-ticks-pause-on-grid"
 	// ProbeEvicted: a connection evicted from a full queue (TW-10).
 	ProbeEvicted = "tw/evicted"
 	// ProbeEvictedArmed: an evicted connection had a deadline armed: left

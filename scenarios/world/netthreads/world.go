@@ -233,6 +233,9 @@ func (w *World) pause(ctx context.Context, restart time.Duration, drain bool) {
 			if !drain && cu.PauseTicks == int64(cu.Ring) {
 				w.s.Probe(ProbeJumpExactlyRing)
 			}
+			if !drain && !cu.OffGridJump && cu.PauseTicks >= 2 && cu.PauseTicks <= 4 && cu.PauseTicks < int64(cu.Ring) {
+				w.s.Probe(ProbeFewTicksOnGrid)
+			}
 		})
 	}
 }
