@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,7 +57,10 @@ func TestMS9_RoundTripCheckReportsLoss(t *testing.T) {
 // remove the relevant user or community entries, and invalidation messages
 // keep channel_id for compatibility. Three pods on a reliable bus; users of
 // community with random memberships, and one user of another community.
-// Each step warms every user on every pod, then applies one change:
+// Each step warms every user on every pod, each pod in an order drawn from
+// the seed, then applies one change; so the entry a change must drop is
+// sometimes its pod's most recently used, sometimes its least, sometimes in
+// between (a walk over the entries that skips one end is seen):
 //
 //   - a membership grant or removal through a random pod (World.Write:
 //     commit, local invalidation, publish): that user must re-read on every
@@ -69,6 +73,9 @@ func TestMS9_RoundTripCheckReportsLoss(t *testing.T) {
 // Re-reads are counted at the database, one user and pod at a time; every
 // answer must match the tables, every message must round-trip with its
 // channel_id, and no pod may drop a message as malformed.
+//
+// The probes require both ends: a pod whose most recently used entry, and
+// one whose least recently used entry, the change had to drop.
 func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 	const nUsers, nChannels, steps = 4, 6, 25
 	claims.Run(t, claims.Check[claims.Sample]{
@@ -114,9 +121,16 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 				}
 				return w.DB.StatementsOf(pods.StmtActiveMemberships) - before, nil
 			}
+			// order is each pod's warm order of the step: a hit moves its
+			// entry to the front, so the last warmed is the pod's most
+			// recently used entry when the change arrives, the first its
+			// least.
+			order := make([][]subject, len(w.Pods))
 			for step := range steps {
-				for _, pod := range w.Pods { // warm every entry
-					for _, sub := range subjects {
+				for i, pod := range w.Pods { // warm every entry
+					order[i] = slices.Clone(subjects)
+					r.Shuffle(len(order[i]), func(a, b int) { order[i][a], order[i][b] = order[i][b], order[i][a] })
+					for _, sub := range order[i] {
 						if _, err := check(pod, sub, sub.channel); err != nil {
 							return smp, err
 						}
@@ -161,6 +175,14 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 				if err := roundTrip(msg); err != nil {
 					return smp, fmt.Errorf("MS-9: %v", err)
 				}
+				for i := range w.Pods {
+					if dropped[order[i][len(order[i])-1].user] {
+						s.Probe(probeDropTargetMRU)
+					}
+					if dropped[order[i][0].user] {
+						s.Probe(probeDropTargetLRU)
+					}
+				}
 				_ = s.Sleep(ctx, time.Millisecond) // let the reliable bus deliver
 				for _, pod := range w.Pods {
 					for _, sub := range subjects {
@@ -199,10 +221,21 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 			return fmt.Sprintf("%d of %d checks after an invalidation re-read another set of users than it drops (or answered wrong); every message round-tripped with its channel_id: %s", o.Wrong, o.Of, o.SeedsText())
 		},
 		Note: func(claims.Outcome) string {
-			return "3 pods, reliable bus; membership grants/removals via World.Write, accessible_all / channel_deleted / visibility via the bus; one user of another community"
+			return "3 pods, reliable bus; membership grants/removals via World.Write, accessible_all / channel_deleted / visibility via the bus; one user of another community; each pod warmed in a seed-drawn order"
+		},
+		Probes: []claims.Probe{
+			{Name: probeDropTargetMRU, What: "a change had to drop a pod's most recently used entry", Min: 100},
+			{Name: probeDropTargetLRU, What: "a change had to drop a pod's least recently used entry", Min: 100},
 		},
 	})
 }
+
+// MS-9's probes: the entry a change must drop was at one end of its pod's
+// recency order when the change arrived.
+const (
+	probeDropTargetMRU = "ms/drop-target-was-most-recently-used"
+	probeDropTargetLRU = "ms/drop-target-was-least-recently-used"
+)
 
 // shortID names an ID for a witness, "-" for the zero ID (a message
 // field its kind does not use).

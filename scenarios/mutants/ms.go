@@ -111,6 +111,19 @@ var msMutants = []Mutant{
 		Tests: "^TestMS9_",
 		Pkg:   "./scenarios/ms",
 	},
+	{
+		// Survived while MS-9 warmed its subjects in one fixed order,
+		// ending with a user no community-wide message drops: the most
+		// recently used entry was never a target. The warm order is now
+		// drawn from the seed.
+		ID: "wcache-removeif-skips-mru-ms", Claims: []string{"MS-9"},
+		What:  "RemoveIf starts its walk after the most recently used entry: a community-wide invalidation leaves that entry in place",
+		File:  "impl/wcache/wcache.go",
+		Old:   "for n := c.sentinel.next; n != &c.sentinel; {",
+		New:   "for n := c.sentinel.next.next; n != &c.sentinel; {",
+		Tests: "^TestMS9_",
+		Pkg:   "./scenarios/ms",
+	},
 }
 
 // msSites are where impl/membership (and the wcache under it) encodes the

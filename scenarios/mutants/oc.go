@@ -149,6 +149,18 @@ var ocMetricMutants = []Mutant{
 		Tests: "^TestOC9_",
 		Pkg:   "./scenarios/oc",
 	},
+	{
+		// Survived while OC-9's failed and abandoned reads were all
+		// open-set reads: TestOC9_MetricsAcrossFailedAndAbandonedReads now
+		// fails a member read and abandons another.
+		ID: "oc-member-miss-counted-after-read", Claims: []string{"OC-9"},
+		What:  "a member-half miss is counted only once its read succeeded: a lookup whose member read fails or is abandoned is a miss never counted",
+		File:  "impl/accesschannels/member.go",
+		Old:   "\tc.m.memberMisses.Inc()\n\n\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n",
+		New:   "\n\tids, err := c.readMember(ctx, k)\n\tif err != nil {\n\t\treturn nil, err // a failed read caches nothing\n\t}\n\tc.m.memberMisses.Inc()\n",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
 }
 
 // ocSites are where impl/accesschannels (and the wcache under it) encodes
