@@ -80,6 +80,137 @@ type lf1Tally struct {
 	smp                         claims.Sample
 	table, built, pieces, plain int
 	lockFree, locking, rejected int
+	// The parsers' limits as LF-1's check measured them, the rows judged
+	// at and around them, and how many parser calls the search took.
+	limits lf1Limits
+	edge   int
+}
+
+// lf1Limits are the largest plain lists both parsers accept, found from
+// outside by growing lists until they are refused: a count of non-empty
+// segments and a length in bytes. bounded is false for a size no refusal
+// was found below its search cap (the rows then sit at the cap).
+type lf1Limits struct {
+	segments, bytes               int
+	segmentsBounded, bytesBounded bool
+	calls                         int
+}
+
+// Search caps: far beyond any limit a directive list needs (the relay's
+// lists are a few segments), small enough that a parser without a limit
+// is found out in a few milliseconds.
+const (
+	lf1SegmentCap = 1 << 18
+	lf1ByteCap    = 1 << 22
+)
+
+// measureLimits finds the parsers' limits by growing two plain lists: n
+// copies of "info" (n non-empty segments), and "info" padded with spaces to
+// n bytes. The size is doubled until both parsers no longer accept the list,
+// then bisected between the last accepted size and the first refused one.
+func measureLimits() lf1Limits {
+	var l lf1Limits
+	accepts := func(list string) bool { l.calls++; return parsersAccept(list) }
+	l.segments, l.segmentsBounded = largestAccepted(1, lf1SegmentCap, func(n int) string { return lf1Levels(n, ",") }, accepts)
+	l.bytes, l.bytesBounded = largestAccepted(len("info"), lf1ByteCap, func(n int) string { return lf1Pad("info", n) }, accepts)
+	return l
+}
+
+// largestAccepted is the largest n in [from, cap] for which accepts(mk(n)),
+// assuming acceptance only ever stops as n grows; from-1 if mk(from) is
+// refused already, and cap (bounded false) if mk(cap) is still accepted.
+func largestAccepted(from, cap int, mk func(int) string, accepts func(string) bool) (int, bool) {
+	if !accepts(mk(from)) {
+		return from - 1, true
+	}
+	lo, hi := from, from*2
+	for {
+		if hi >= cap {
+			if accepts(mk(cap)) {
+				return cap, false
+			}
+			hi = cap
+			break
+		}
+		if !accepts(mk(hi)) {
+			break
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 { // mk(lo) accepted, mk(hi) refused
+		if mid := lo + (hi-lo)/2; accepts(mk(mid)) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, true
+}
+
+// lf1Levels is n bare-level segments ("info") joined by sep.
+func lf1Levels(n int, sep string) string {
+	segs := make([]string, n)
+	for i := range segs {
+		segs[i] = "info"
+	}
+	return strings.Join(segs, sep)
+}
+
+// lf1Pad pads list with spaces to n bytes (list itself if it is longer).
+func lf1Pad(list string, n int) string {
+	return list + strings.Repeat(" ", max(0, n-len(list)))
+}
+
+// lf1Mixed is n non-empty plain segments of both plain kinds, with empty
+// and blank segments among them (which do not count).
+func lf1Mixed(n int) string {
+	var b strings.Builder
+	b.WriteString(" ,")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if i%2 == 0 {
+			b.WriteString("warn")
+		} else {
+			b.WriteString(" buzz_relay::conn=debug")
+		}
+		if i%5 == 0 {
+			b.WriteString(", ,")
+		}
+	}
+	b.WriteString(",,")
+	return b.String()
+}
+
+// lf1EdgeRows are plain lists at the measured limits, one below and one
+// beyond each: a list at a limit is plain (both parsers accept it, and its
+// segments are plain), one beyond it is not. Which is which the reference
+// decides; the rows only make sure the classification is asked exactly
+// where a limit made inclusive or exclusive would answer otherwise.
+func lf1EdgeRows(l lf1Limits) []struct{ list, why string } {
+	var rows []struct{ list, why string }
+	add := func(list, why string) { rows = append(rows, struct{ list, why string }{list, why}) }
+	for _, d := range []int{-1, 0, 1} {
+		n, b := l.segments+d, l.bytes+d
+		at := fmt.Sprintf("%+d of the measured limit", d)
+		if n >= 0 {
+			add(lf1Levels(n, ","), fmt.Sprintf("%d bare levels: %s", n, at))
+			add(lf1Levels(n, ", ,")+",", fmt.Sprintf("%d bare levels with empty segments between: %s", n, at))
+			add(lf1Mixed(n), fmt.Sprintf("%d plain segments of both kinds with empty ones among them: %s", n, at))
+			// Both limits at once, when a list of the most segments fits.
+			if short := lf1Levels(n, ","); len(short) <= l.bytes {
+				add(lf1Pad(short, l.bytes), fmt.Sprintf("%d bare levels padded to the byte limit: %s", n, at))
+			}
+		}
+		if b >= len("info") {
+			add(lf1Pad("info", b), fmt.Sprintf("a level padded with spaces to %d bytes: %s", b, at))
+			add(lf1Pad(" ,buzz_relay=debug ,, warn,", b), fmt.Sprintf("two plain segments padded to %d bytes: %s", b, at))
+			pad := strings.Repeat(" ", max(0, b-len("info,buzz_relay=debug")))
+			add("info,"+pad+"buzz_relay=debug", fmt.Sprintf("spaces inside a list of %d bytes: %s", b, at))
+		}
+	}
+	return rows
 }
 
 // judge classifies one list: the reference's answer (and the expected one,
@@ -129,6 +260,8 @@ func (tl *lf1Tally) judge(list string, want *bool, why string) {
 
 // TestLF1_Classification checks LF-1: a directive list filters through the
 // lock-free target table exactly when it is plain. Each list of the table,
+// of rows at the parsers' limits (the largest segment count and byte length
+// both parsers accept, measured by growing lists, one below and one beyond),
 // and of two generators (lists built from segments of known kind, and lists
 // glued from the characters that matter), is classified by a reference
 // written from the claim's words and compared with IsPlain and with the
@@ -143,6 +276,14 @@ func TestLF1_Classification(t *testing.T) {
 	for _, c := range lf1Table {
 		tl.table++
 		tl.judge(c.list, &c.plain, c.why)
+	}
+	// At the parsers' limits, measured from outside: the table's lists
+	// are all short, and a limit made inclusive shows only at a list of
+	// exactly the largest size the parsers accept.
+	tl.limits = measureLimits()
+	for _, r := range lf1EdgeRows(tl.limits) {
+		tl.edge++
+		tl.judge(r.list, nil, r.why)
 	}
 	seen := map[string]bool{}
 	// Lists from segments of known kind: plain exactly when every segment
@@ -247,9 +388,21 @@ func (tl *lf1Tally) report(t *testing.T) {
 	}
 	claims.Report(t, claims.Record{
 		ID: "LF-1", Verdict: verdict,
-		Measured: fmt.Sprintf("%d of %d directive lists (%d from the table, %d built from segments of known kind, %d glued from pieces; %d plain by the reference) classified or routed otherwise than the reference says; observed from outside, New's filter was lock-free for %d lists, locking for %d, and %d were rejected as the span-aware parser rejects them",
-			smp.Wrong, smp.Of, tl.table, tl.built, tl.pieces, tl.plain, tl.lockFree, tl.locking, tl.rejected),
+		Measured: fmt.Sprintf("%d of %d directive lists (%d from the table, %d at the parsers' limits, %d built from segments of known kind, %d glued from pieces; %d plain by the reference) classified or routed otherwise than the reference says; observed from outside, New's filter was lock-free for %d lists, locking for %d, and %d were rejected as the span-aware parser rejects them; %s",
+			smp.Wrong, smp.Of, tl.table, tl.edge, tl.built, tl.pieces, tl.plain, tl.lockFree, tl.locking, tl.rejected, tl.limits),
 		Bound: "0 wrong", Value: float64(smp.Wrong), Seeds: 1, Witness: smp.Witness,
 		Note: "deterministic table plus pgregory.net/rapid generators, no simulator; the path is observed by a counting rt.Runtime (locks created, read locks per span enter and exit) and compared with Kind()",
 	})
+}
+
+// String says what the limit search found, for LF-1's record.
+func (l lf1Limits) String() string {
+	size := func(n int, bounded bool, unit string, cap int) string {
+		if !bounded {
+			return fmt.Sprintf("every list up to %d %s (no limit found below the search cap)", cap, unit)
+		}
+		return fmt.Sprintf("at most %d %s", n, unit)
+	}
+	return fmt.Sprintf("measured by growing plain lists (%d parser calls), both parsers accept %s and %s; lists at, one below and one beyond each were classified",
+		l.calls, size(l.segments, l.segmentsBounded, "non-empty segments", lf1SegmentCap), size(l.bytes, l.bytesBounded, "bytes", lf1ByteCap))
 }

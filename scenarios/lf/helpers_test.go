@@ -376,7 +376,29 @@ func (r refStatic) enabled(target string, level slog.Level) bool {
 // names a span `[...]` or a field `{...}`. A target is what the package
 // documents as one: words of letters, digits, '_', '-' and '.' joined by
 // "::".
+//
+// The claim's words say nothing of size, but the package bounds the lists
+// it reads: a list both parsers do not accept can take neither path's
+// reading, so it is not plain however well formed its segments are. Which
+// lists the parsers accept is observed by calling them (parsersAccept),
+// never read from the package's limits: a classifier that refused a list
+// the parsers still accept (a limit made inclusive) shows at the limit
+// rows of LF-1's check.
 func refPlain(list string) bool {
+	return refPlainGrammar(list) && parsersAccept(list)
+}
+
+// parsersAccept reports whether the span-aware parser and the target
+// table's own parser both accept list, as observed by calling them.
+func parsersAccept(list string) bool {
+	_, errAware := logfilter.Parse(list)
+	_, errTable := logfilter.ParseTargets(list)
+	return errAware == nil && errTable == nil
+}
+
+// refPlainGrammar is the claim's grammar of a plain list, segment by
+// segment, whatever the list's size.
+func refPlainGrammar(list string) bool {
 	for _, seg := range strings.Split(list, ",") {
 		seg = strings.TrimSpace(seg)
 		if seg == "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,8 +19,14 @@ import (
 // source text (logs and telemetry) on the target path, on the span-aware
 // path for three reasons (span directives, the span-aware filter forced
 // onto the same plain lists, as before the change, and empty levels), one
-// of each, and one filter alone. How many span-aware filters each has is
-// derived from the reference classifier, not from the package.
+// of each (the span-aware one for logs, and for telemetry), and one filter
+// alone. Every two-filter installation is flown in both orders of
+// NewSpans, the first drawn from the seed (lf5Orders), so every registry
+// shape is covered: a target table installed before a span-aware filter
+// too, which shifts the span-aware filter's position among all the filters
+// away from its position among the span-aware ones. How many span-aware
+// filters each has is derived from the reference classifier, not from the
+// package.
 var lf5Configs = []struct {
 	name       string
 	logs, otel string // otel "": the logs filter alone
@@ -31,6 +38,20 @@ var lf5Configs = []struct {
 	{"span-aware forced onto the plain lists", "info,buzz_relay=debug", "warn", true},
 	{"span-aware, empty levels", "info,buzz_relay=", "warn,other=", false},
 	{"one span-aware filter next to a target table", "info,[conn]=debug", "warn", false},
+	{"a target table next to one span-aware filter", "warn", "info,[conn]=debug", false},
+}
+
+// lf5Orders are the orders a configuration's filters are given to
+// NewSpans in: as listed (logs first), or reversed. A seed flies both, in
+// an order it draws.
+func lf5Orders(s *sim.Sim, two bool) []bool {
+	if !two {
+		return []bool{false}
+	}
+	if s.Rand().IntN(2) == 0 {
+		return []bool{false, true}
+	}
+	return []bool{true, false}
 }
 
 // awareFilters is how many of a configuration's filters are span-aware by
@@ -97,7 +118,7 @@ type lf5Result struct {
 // closing, with seeded yields between the steps. Every lock acquisition is
 // counted by the runtime wrapper and attributed to the operation in
 // progress on its task.
-func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, want [numOps]*locks, class int) error {
+func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced, reversed bool, want [numOps]*locks, class int) error {
 	c := newLockCounter(s)
 	c.probe = s.Probe
 	mk := logfilter.New
@@ -116,7 +137,11 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced bool, 
 		}
 		filters = append(filters, otel)
 	}
-	spans := logfilter.NewSpans(filters...)
+	installed := slices.Clone(filters)
+	if reversed {
+		slices.Reverse(installed)
+	}
+	spans := logfilter.NewSpans(installed...)
 	var handlers []slog.Handler
 	for _, f := range filters {
 		h, err := spans.Handler(logfiltertest.TextHandler(new(bytes.Buffer)), f)
@@ -302,8 +327,10 @@ func flyLF5(s *sim.Sim, zero, perFilter int64) (lf5Result, error) {
 		if class == 0 {
 			want[opStart], want[opClose] = &locks{}, &locks{}
 		}
-		if err := lf5Fly(s, &res, cfg.logs, cfg.otel, cfg.forced, want, class); err != nil {
-			return res, fmt.Errorf("%s: %w", cfg.name, err)
+		for _, reversed := range lf5Orders(s, cfg.otel != "") {
+			if err := lf5Fly(s, &res, cfg.logs, cfg.otel, cfg.forced, reversed, want, class); err != nil {
+				return res, fmt.Errorf("%s (installed in reverse: %v): %w", cfg.name, reversed, err)
+			}
 		}
 	}
 	if res.smp.Wrong > 0 {

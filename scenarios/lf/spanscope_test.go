@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,119 @@ const (
 	lf4Otel = "error,[request]=trace,[{task=0}]=debug,[connection],other"
 )
 
+// The plain lists a shape gives a filter instead of its span list: the
+// filter is then a target table, which keeps no span state, next to the
+// other filter's span-aware one in the same registry.
+const (
+	lf4LogsPlain = "warn,buzz_relay::conn=debug"
+	lf4OtelPlain = "error,other=trace"
+)
+
+// lf4Shape is a registry shape: which of the two filters takes its span
+// list (span-aware) and which a plain list (the target table), and in
+// which order they are given to NewSpans. A handler must find its filter's
+// levels among the span-aware filters alone, whatever the order and the mix:
+// a plain filter installed before a span-aware one shifts every position
+// counted among all the filters.
+type lf4Shape struct {
+	logsAware, otelAware bool
+	otelFirst            bool // telemetry given to NewSpans before logs
+}
+
+// lf4Shapes are every shape with a span-aware filter in it: both
+// span-aware, or one of them next to a target table, each in both orders.
+// (Two target tables are LF-5's, which flies every shape.)
+var lf4Shapes = []lf4Shape{
+	{logsAware: true, otelAware: true},
+	{logsAware: true, otelAware: true, otelFirst: true},
+	{logsAware: true},
+	{logsAware: true, otelFirst: true},
+	{otelAware: true},
+	{otelAware: true, otelFirst: true},
+}
+
+func (sh lf4Shape) String() string {
+	kind := func(aware bool) string {
+		if aware {
+			return "span-aware"
+		}
+		return "target table"
+	}
+	first := "logs"
+	if sh.otelFirst {
+		first = "telemetry"
+	}
+	return fmt.Sprintf("logs %s, telemetry %s, %s installed first", kind(sh.logsAware), kind(sh.otelAware), first)
+}
+
+// lists are the shape's directive lists for logs and telemetry.
+func (sh lf4Shape) lists() (logs, otel string) {
+	logs, otel = lf4LogsPlain, lf4OtelPlain
+	if sh.logsAware {
+		logs = lf4Logs
+	}
+	if sh.otelAware {
+		otel = lf4Otel
+	}
+	return logs, otel
+}
+
+// install builds the shape's filters on r, checks that each took the path
+// its list's kind says, and installs them in the shape's order.
+func (sh lf4Shape) install(r rt.Runtime) (spans *logfilter.Spans, logs, otel *logfilter.Filter, err error) {
+	logsList, otelList := sh.lists()
+	if logs, err = logfilter.New(r, logsList); err != nil {
+		return nil, nil, nil, err
+	}
+	if otel, err = logfilter.New(r, otelList); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, c := range []struct {
+		f     *logfilter.Filter
+		aware bool
+	}{{logs, sh.logsAware}, {otel, sh.otelAware}} {
+		if want := map[bool]logfilter.Kind{true: logfilter.KindSpanAware, false: logfilter.KindTargets}[c.aware]; c.f.Kind() != want {
+			return nil, nil, nil, fmt.Errorf("LF-4 (%s): a filter took the %v path, want %v", sh, c.f.Kind(), want)
+		}
+	}
+	if sh.otelFirst {
+		return logfilter.NewSpans(otel, logs), logs, otel, nil
+	}
+	return logfilter.NewSpans(logs, otel), logs, otel, nil
+}
+
+// selects reports whether a span-aware filter of the shape has a span
+// directive matching sp (read from the lists, as lf4Want reads them), so
+// that entering sp while it is open adds it to the context; a span no
+// directive selects adds nothing, and its Exit leaves the context as it is
+// (the package's documented Enter and Exit).
+func (sh lf4Shape) selects(sp *lf4Span) bool {
+	logs := sp.name == "conn" || sp.name == "quiet" ||
+		(sp.name == "poll" && (sp.target == "buzz_relay" || strings.HasPrefix(sp.target, "buzz_relay::")))
+	otel := sp.name == "request" || sp.name == "connection" || sp.task == 0
+	return (sh.logsAware && logs) || (sh.otelAware && otel)
+}
+
+// want is the reference for the shape: lf4Want for a span-aware filter,
+// the reference reading of its plain list (refStatic) for a target table,
+// which no span changes.
+func (sh lf4Shape) want(tc *taskCtx, target string, l slog.Level) (logs, otel bool) {
+	logs, otel = lf4Want(tc, target, l)
+	if !sh.logsAware {
+		logs = lf4LogsPlainRef.enabled(target, l)
+	}
+	if !sh.otelAware {
+		otel = lf4OtelPlainRef.enabled(target, l)
+	}
+	return logs, otel
+}
+
+// The reference readings of the plain lists, read once.
+var (
+	lf4LogsPlainRef, _ = refRead(lf4LogsPlain)
+	lf4OtelPlainRef, _ = refRead(lf4OtelPlain)
+)
+
 // lf4Names are the span names the tasks create: conn, its lookalike, and
 // spans the other directives (or none) select.
 var lf4Names = []string{"conn", "conn", "connection", "request", "quiet", "poll"}
@@ -57,13 +171,44 @@ type lf4Span struct {
 // frame is one entered span in the check's model of a context: the span,
 // and whether it was still open when it was entered (a closed span enables
 // nothing when entered; a context entered before Close keeps it). A
-// skipped frame is an enter a shrinker dropped (or of a span whose start
-// it dropped): the context did not change, and the frame is there only so
-// that the program's matching exit pops it instead of a real one.
+// scoped frame is one Enter added to the context: the span was open and a
+// span-aware filter's directive selects it (lf4Shape.selects). A skipped
+// frame is an enter a shrinker dropped (or of a span whose start it
+// dropped): the context did not change, and the frame is there only so
+// that the program's exit of it changes nothing.
 type frame struct {
 	span    *lf4Span
 	live    bool
+	scoped  bool
 	skipped bool
+}
+
+// exited is the model of sp.Exit on tc's context: Exit returns the context
+// from before the innermost Enter of sp that added to it, so it leaves
+// every span entered within sp too, whatever order the program closes
+// them in (an outer span exited while an inner one is open leaves both).
+// If no Enter of sp added to the context, Exit returns it unchanged, and
+// only sp's own frame, which enables nothing, goes. It returns how many
+// frames that were not skipped were left with sp's.
+func (tc *taskCtx) exited(sp *lf4Span) (within int) {
+	for j := len(tc.stack) - 1; j >= 0; j-- {
+		if f := tc.stack[j]; f.span == sp && f.scoped {
+			for _, above := range tc.stack[j+1:] {
+				if !above.skipped {
+					within++
+				}
+			}
+			tc.stack = tc.stack[:j]
+			return within
+		}
+	}
+	for j := len(tc.stack) - 1; j >= 0; j-- {
+		if f := tc.stack[j]; f.span == sp && !f.skipped {
+			tc.stack = append(tc.stack[:j:j], tc.stack[j+1:]...)
+			return 0
+		}
+	}
+	return 0
 }
 
 // taskCtx is a context and the check's model of the spans entered in it.
@@ -164,6 +309,7 @@ type lf4Event struct {
 // span-aware filters take and at the explicit yields.
 type lf4World struct {
 	s         *sim.Sim
+	shape     lf4Shape
 	spans     *logfilter.Spans
 	base      *slog.Logger
 	logs      bytes.Buffer
@@ -176,16 +322,16 @@ type lf4World struct {
 	spansMade int
 }
 
+// newLF4World builds the world of one seed, its registry's shape drawn
+// from the seed: both filters span-aware or one a target table, installed
+// in either order.
 func newLF4World(s *sim.Sim, workers int) (*lf4World, error) {
-	logs, err := logfilter.New(s, lf4Logs)
+	shape := lf4Shapes[s.Rand().IntN(len(lf4Shapes))]
+	spans, logs, otel, err := shape.install(s)
 	if err != nil {
 		return nil, err
 	}
-	otel, err := logfilter.New(s, lf4Otel)
-	if err != nil {
-		return nil, err
-	}
-	w := &lf4World{s: s, spans: logfilter.NewSpans(logs, otel), current: make([]*taskCtx, workers+1)}
+	w := &lf4World{s: s, shape: shape, spans: spans, current: make([]*taskCtx, workers+1)}
 	lh, err := w.spans.Handler(logfiltertest.TextHandler(&w.logs), logs)
 	if err != nil {
 		return nil, err
@@ -286,24 +432,40 @@ func (w *lf4World) enter(tc *taskCtx, sp *lf4Span, task int) {
 	w.calls++
 	tc.ctx = sp.sp.Enter(tc.ctx)
 	w.calls--
-	tc.stack = append(tc.stack, frame{span: sp, live: !sp.closed})
+	live := !sp.closed
+	tc.stack = append(tc.stack, frame{span: sp, live: live, scoped: live && w.shape.selects(sp)})
 	w.opEnd(op)
 }
 
-// exit leaves the innermost span entered in tc; it is made exactly when
-// that enter was.
-func (w *lf4World) exit(tc *taskCtx) {
-	top := tc.stack[len(tc.stack)-1]
-	if top.skipped {
-		tc.stack = tc.stack[:len(tc.stack)-1]
+// exitAt exits the span of tc's i-th frame, innermost or not: an outer
+// span exited while spans entered within it are open leaves them too
+// (taskCtx.exited). It is made exactly when that frame's enter was: a
+// skipped frame just goes.
+func (w *lf4World) exitAt(tc *taskCtx, i int) {
+	f := tc.stack[i]
+	if f.skipped {
+		tc.stack = append(tc.stack[:i:i], tc.stack[i+1:]...)
 		return
 	}
-	op := w.opBegin("exit", top.span)
+	op := w.opBegin("exit", f.span)
 	w.calls++
-	tc.ctx = top.span.sp.Exit(tc.ctx)
+	tc.ctx = f.span.sp.Exit(tc.ctx)
 	w.calls--
-	tc.stack = tc.stack[:len(tc.stack)-1]
+	if tc.exited(f.span) > 0 {
+		w.s.Probe("lf/outer-span-exited-while-an-inner-one-is-open")
+	}
 	w.opEnd(op)
+}
+
+// exitDrawn exits a span of tc drawn from the seed: the innermost one
+// half the time, else any of them, so programs exit spans in every order.
+func (w *lf4World) exitDrawn(tc *taskCtx) {
+	r := w.s.Rand()
+	i := r.IntN(len(tc.stack))
+	if r.IntN(2) == 0 {
+		i = len(tc.stack) - 1
+	}
+	w.exitAt(tc, i)
 }
 
 // log logs an event at every event level from one target with tc. It is
@@ -331,7 +493,7 @@ func (w *lf4World) log(tc *taskCtx, who string) {
 	}
 	where := who + " " + tc.names()
 	for _, l := range logfiltertest.EventLevels {
-		wl, wo := lf4Want(tc, target, l)
+		wl, wo := w.shape.want(tc, target, l)
 		w.events = append(w.events, lf4Event{level: l, target: target, where: where, wantLogs: wl, wantOtel: wo})
 		logger.Log(tc.ctx, l, "e"+strconv.Itoa(len(w.events)-1))
 	}
@@ -352,7 +514,7 @@ func (w *lf4World) directed(wg rt.WaitGroup) {
 	for _, alone := range []*lf4Span{req, look, quiet} {
 		w.enter(tc, alone, 0)
 		w.log(tc, "root")
-		w.exit(tc)
+		w.exitAt(tc, len(tc.stack)-1)
 	}
 	closed := w.s.NewEvent("root closed its spans")
 	for i, sp := range []*lf4Span{conn, req, quiet, look} {
@@ -372,16 +534,33 @@ func (w *lf4World) directed(wg rt.WaitGroup) {
 		}
 	}
 	for range 4 {
-		w.exit(tc)
+		w.exitAt(tc, len(tc.stack)-1)
 		w.log(tc, "root")
 	}
+	// Out of order: conn exited while quiet, entered within it, is open
+	// (the context is outside both again); then request exited between
+	// conn and quiet (inside conn alone again), and conn.
+	w.enter(tc, conn, 0)
+	w.enter(tc, quiet, 0)
+	w.log(tc, "root")
+	w.exitAt(tc, 0)
+	w.log(tc, "root")
+	for _, sp := range []*lf4Span{conn, req, quiet} {
+		w.enter(tc, sp, 0)
+	}
+	w.exitAt(tc, 1)
+	w.log(tc, "root")
+	for len(tc.stack) > 0 {
+		w.exitAt(tc, 0)
+	}
+	w.log(tc, "root")
 	for _, sp := range []*lf4Span{conn, req, quiet, look} {
 		w.close(sp)
 	}
 	// Entering a closed span enables nothing.
 	w.enter(tc, conn, 0)
 	w.log(tc, "root")
-	w.exit(tc)
+	w.exitAt(tc, 0)
 	closed.Set()
 	w.current[0] = nil
 }
@@ -408,7 +587,7 @@ func (w *lf4World) worker(task, rounds int, wg rt.WaitGroup) {
 				}
 				w.enter(tc, sp, task)
 			case k < 5 && len(tc.stack) > 0:
-				w.exit(tc)
+				w.exitDrawn(tc)
 			case k < 8:
 				w.log(tc, who)
 			case k == 8 && len(tc.stack) > 0:
@@ -430,7 +609,7 @@ func (w *lf4World) worker(task, rounds int, wg rt.WaitGroup) {
 		}
 		w.log(tc, who)
 		for len(tc.stack) > 0 {
-			w.exit(tc)
+			w.exitDrawn(tc)
 		}
 		w.log(tc, who)
 		for _, sp := range own {
@@ -439,7 +618,7 @@ func (w *lf4World) worker(task, rounds int, wg rt.WaitGroup) {
 		if len(own) > 0 && r.IntN(3) == 0 {
 			w.enter(tc, own[r.IntN(len(own))], task) // closed: enables nothing
 			w.log(tc, who)
-			w.exit(tc)
+			w.exitAt(tc, 0)
 		}
 		w.current[task] = nil
 		w.s.Yield()
@@ -472,16 +651,17 @@ func (w *lf4World) judge(smp *claims.Sample) error {
 	if err != nil {
 		return err
 	}
+	logsList, otelList := w.shape.lists()
 	for i, e := range w.events {
 		smp.Of++
 		for _, c := range []struct {
 			filter string
 			want   bool
 			got    int
-		}{{"logs " + lf4Logs, e.wantLogs, logs[i]}, {"telemetry " + lf4Otel, e.wantOtel, otel[i]}} {
+		}{{"logs " + logsList, e.wantLogs, logs[i]}, {"telemetry " + otelList, e.wantOtel, otel[i]}} {
 			if c.got != map[bool]int{true: 1, false: 0}[c.want] {
 				smp.Wrongly(func() string {
-					return fmt.Sprintf("the %s filter wrote %d records of an event at %s from target %q, %s (want %v)", c.filter, c.got, e.level, e.target, e.where, c.want)
+					return fmt.Sprintf("the %s filter (%s) wrote %d records of an event at %s from target %q, %s (want %v)", c.filter, w.shape, c.got, e.level, e.target, e.where, c.want)
 				})
 			}
 		}
@@ -493,6 +673,7 @@ func (w *lf4World) judge(smp *claims.Sample) error {
 type lf4Result struct {
 	smp                 claims.Sample
 	events, logs, spans int
+	shape               int // index in lf4Shapes
 }
 
 // flyLF4 is one seed of LF-4's check: the directed part on the root task,
@@ -503,6 +684,7 @@ func flyLF4(s *sim.Sim, workers, rounds int) (lf4Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.shape = slices.Index(lf4Shapes, w.shape)
 	w.shared = w.start("conn", "buzz_relay", 0)
 	wg := s.NewWaitGroup("tasks")
 	w.directed(wg)
@@ -529,13 +711,16 @@ func flyLF4(s *sim.Sim, workers, rounds int) (lf4Result, error) {
 
 // TestLF4_SpanScopeUnderInterleavings checks LF-4 under the simulator:
 // [conn]=debug enables debug events only inside a conn span and the spans
-// entered within it. Logs and telemetry filters are installed together;
-// the root task runs a directed sequence, then four tasks run seeded
+// entered within it. Logs and telemetry filters are installed together, in
+// a registry shape drawn from the seed (both span-aware, or one of them a
+// target table, in either order: lf4Shapes); the root task runs a directed
+// sequence (with spans exited out of order), then four tasks run seeded
 // programs that create spans (conn, its lookalike connection, request,
 // quiet, poll; and one conn span shared by all), enter them up to three
 // deep, exit, close, start tasks inside them that log later (after their
 // parent may have exited and closed the span), and log an event at every
-// level from a random target at every step. The scheduler interleaves them
+// level from a random target at every step; spans are exited in orders
+// drawn from the seed, an outer one while inner ones are open too. The scheduler interleaves them
 // at every lock of the span-aware filters. Every event's fate in each
 // filter's captured output is compared with the reference reading of the
 // two lists. Probes require the interleavings that matter.
@@ -547,14 +732,16 @@ func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
 		Fly: func(s *sim.Sim, _ claims.Bound) (lf4Result, error) { return flyLF4(s, workers, rounds) },
 		Sample: func(r lf4Result) claims.Sample {
 			events, logged, spans = events+r.events, logged+r.logs, spans+r.spans
-			return r.smp
+			smp := r.smp
+			smp.Tally = map[string]int64{fmt.Sprintf("shape.%d", r.shape): 1}
+			return smp
 		},
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d of %d event fates wrong (%d events at every level, each judged in the logs and the telemetry output; %d records written; %d spans created by %d tasks and the tasks they started); %s",
-				o.Wrong, o.Of, events, logged, spans, workers, o.SeedsText())
+			return fmt.Sprintf("%d of %d event fates wrong (%d events at every level, each judged in the logs and the telemetry output; %d records written; %d spans created by %d tasks and the tasks they started, exited in orders drawn from the seed, outer ones before inner ones too); seeds per registry shape: %s; %s",
+				o.Wrong, o.Of, events, logged, spans, workers, lf4ShapeCounts(o.Tally), o.SeedsText())
 		},
 		Note: func(claims.Outcome) string {
-			return fmt.Sprintf("simulated: logs %q and telemetry %q installed together; reference from the claim's words; real goroutines: TestLF4_RealGoroutinesRaceFree under the race detector (make race, and the Race mutants lf-register-without-lock and lf-unregister-without-lock)", lf4Logs, lf4Otel)
+			return fmt.Sprintf("simulated: logs %q and telemetry %q installed together (or one of them as the plain %q or %q, in either order); reference from the claim's words; real goroutines: TestLF4_RealGoroutinesRaceFree under the race detector (make race, and the Race mutants lf-register-without-lock and lf-unregister-without-lock)", lf4Logs, lf4Otel, lf4LogsPlain, lf4OtelPlain)
 		},
 		Probes: []claims.Probe{
 			{Name: "lf/log-inside-conn-while-another-task-enters-or-exits", What: "a task logged inside its conn span while another task was entering or exiting a span (inside the filters' read locks)", Min: 20},
@@ -563,6 +750,16 @@ func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
 			{Name: "lf/shared-conn-span-entered-by-two-tasks", What: "the shared conn span entered by a task while another task was inside it", Min: 3},
 			{Name: "lf/task-started-inside-conn-logs-after-its-parent-exited", What: "a task started inside a conn span logged after its parent had left the span", Min: 2},
 			{Name: "lf/close-while-another-task-enters-or-exits", What: "a span closed while another task was entering or exiting one", Min: 5},
+			{Name: "lf/outer-span-exited-while-an-inner-one-is-open", What: "a span exited while a span entered within it was still open (out of order)", Min: 40},
 		},
 	})
+}
+
+// lf4ShapeCounts says how many seeds flew each registry shape.
+func lf4ShapeCounts(tally map[string]int64) string {
+	parts := make([]string, len(lf4Shapes))
+	for i, sh := range lf4Shapes {
+		parts[i] = fmt.Sprintf("%s: %d", sh, tally[fmt.Sprintf("shape.%d", i)])
+	}
+	return strings.Join(parts, "; ")
 }

@@ -208,7 +208,51 @@ var lfMutants = []Mutant{
 		New:   "return Directive{Target: s, Level: LevelTrace + 12}, nil",
 		Tests: "^TestLF4_",
 		Pkg:   "./scenarios/lf",
-	}, // Data races no simulated check can see (mutants.Mutant.Race): the
+	},
+	// Each survived every LF check until the checks grew what it needs:
+	// LF-1 rows at the parsers' limits, measured by growing lists (the
+	// table's lists were all short and the reference knew nothing of
+	// size); LF-4 exits in orders drawn from the seed (spans were only
+	// ever exited innermost first); and registries of every shape, a
+	// target table installed before a span-aware filter too (no check
+	// installed a plain filter first).
+	{
+		ID: "lf-max-segments-inclusive", Claims: []string{"LF-1"},
+		What:  "a plain list of exactly as many segments as the parsers accept is classified as not plain: the segment limit made inclusive",
+		File:  "impl/logfilter/classify.go",
+		Old:   "if n++; n > MaxSegments {",
+		New:   "if n++; n >= MaxSegments {",
+		Tests: "^TestLF1_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-max-bytes-inclusive", Claims: []string{"LF-1"},
+		What:  "a plain list of exactly as many bytes as the parsers accept is classified as not plain: the byte limit made inclusive",
+		File:  "impl/logfilter/classify.go",
+		Old:   "if len(list) > MaxListBytes {",
+		New:   "if len(list) >= MaxListBytes {",
+		Tests: "^TestLF1_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-exit-only-innermost", Claims: []string{"LF-4"},
+		What:  "exiting a span looks only at the innermost entered span: an outer conn span exited while an inner span is open stays entered, and debug stays enabled",
+		File:  "impl/logfilter/spans.go",
+		Old:   "\tfor ; n != nil; n = n.parent {\n\t\tif n.span == sp {",
+		New:   "\tfor ; n != nil; n = nil {\n\t\tif n.span == sp {",
+		Tests: "^TestLF4_",
+		Pkg:   "./scenarios/lf",
+	},
+	{
+		ID: "lf-handler-index-among-all-filters", Claims: []string{"LF-4", "LF-5"},
+		What:  "a handler finds its filter's span levels at the filter's position among all installed filters, not among the span-aware ones: with a target table installed first, logging inside a span panics",
+		File:  "impl/logfilter/handler.go",
+		Old:   "\t\th.idx = s.awareIndex(f)",
+		New:   "\t\th.idx = s.index(f)",
+		Tests: "^TestLF[45]_",
+		Pkg:   "./scenarios/lf",
+	},
+	// Data races no simulated check can see (mutants.Mutant.Race): the
 	// lock each leaves out holds no scheduling point.
 	{
 		ID: "lf-register-without-lock", Claims: []string{"LF-4"},
