@@ -265,6 +265,13 @@ type Metric struct {
 	Name  string // open_channels_cache_misses_total
 	Label string // reason, or ""
 	Value string // "expired", or ""
+	// Kind is the Prometheus type the series must be exported as:
+	// "counter" for a count that only grows (every _total, and TW-8's
+	// passes, visited, fired, pass time and exhausted budgets, which the
+	// seed lists beside them as running totals), "gauge" for a figure
+	// that is not a running total (TW-8's longest pass: a rate() over it
+	// means nothing).
+	Kind string
 }
 
 // Series is the metric as a stats.Registry snapshot keys it:
@@ -278,22 +285,33 @@ func (m Metric) Series() string {
 
 // Metrics is every series the source texts name.
 var Metrics = []Metric{
-	{"OC-9", "open_channels_cache_hits_total", "", ""},
-	{"OC-9", "open_channels_cache_misses_total", "reason", "absent"},
-	{"OC-9", "open_channels_cache_misses_total", "reason", "expired"},
-	{"OC-9", "accessible_channels_cache_hits_total", "", ""},
-	{"OC-9", "accessible_channels_cache_misses_total", "", ""},
-	{"MS-6", "membership_cache_fallbacks_total", "reason", "wait_timeout"},
-	{"MS-4", "membership_cache_fallbacks_total", "reason", "oversize"},
-	{"MS-1", "membership_cache_hits_total", "", ""},
-	{"MS-1", "membership_cache_misses_total", "", ""},
-	{"TW-8", "inactivity_cop_passes", "", ""},
-	{"TW-8", "inactivity_cop_visited", "", ""},
-	{"TW-8", "inactivity_cop_fired", "", ""},
-	{"TW-8", "inactivity_cop_pass_time_us", "", ""},
-	{"TW-8", "inactivity_cop_pass_max_us", "", ""},
-	{"TW-8", "inactivity_cop_budget_exhausted", "", ""},
-	{"DR-9", "worker_errors_total", "worker", "metrics_flush"},
+	{"OC-9", "open_channels_cache_hits_total", "", "", "counter"},
+	{"OC-9", "open_channels_cache_misses_total", "reason", "absent", "counter"},
+	{"OC-9", "open_channels_cache_misses_total", "reason", "expired", "counter"},
+	{"OC-9", "accessible_channels_cache_hits_total", "", "", "counter"},
+	{"OC-9", "accessible_channels_cache_misses_total", "", "", "counter"},
+	{"MS-6", "membership_cache_fallbacks_total", "reason", "wait_timeout", "counter"},
+	{"MS-4", "membership_cache_fallbacks_total", "reason", "oversize", "counter"},
+	{"MS-1", "membership_cache_hits_total", "", "", "counter"},
+	{"MS-1", "membership_cache_misses_total", "", "", "counter"},
+	{"TW-8", "inactivity_cop_passes", "", "", "counter"},
+	{"TW-8", "inactivity_cop_visited", "", "", "counter"},
+	{"TW-8", "inactivity_cop_fired", "", "", "counter"},
+	{"TW-8", "inactivity_cop_pass_time_us", "", "", "counter"},
+	{"TW-8", "inactivity_cop_pass_max_us", "", "", "gauge"},
+	{"TW-8", "inactivity_cop_budget_exhausted", "", "", "counter"},
+	{"DR-9", "worker_errors_total", "worker", "metrics_flush", "counter"},
+}
+
+// MetricsNamed returns the metrics whose name starts with prefix.
+func MetricsNamed(prefix string) []Metric {
+	var out []Metric
+	for _, m := range Metrics {
+		if strings.HasPrefix(m.Name, prefix) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // MetricsOf returns the series of the metrics whose name starts with

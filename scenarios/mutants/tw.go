@@ -90,6 +90,17 @@ var twMutants = []Mutant{
 		Pkg:   "./scenarios/tw",
 	},
 	{
+		// Found by a mutation hunt: TW-8's checks read the registry's own
+		// snapshot, which has no types; they now read the exposition.
+		ID: "stats-gauge-typed-counter-tw", Claims: []string{"TW-8"},
+		What:  "the registry exports every gauge as a counter: inactivity_cop_pass_max_us is typed counter, and a dashboard's rate() over the longest pass means nothing",
+		File:  "impl/stats/stats.go",
+		Old:   "\t\ttyp := \"counter\"\n\t\tif e.gauge != nil {\n\t\t\ttyp = \"gauge\"\n\t\t}",
+		New:   "\t\ttyp := \"counter\"",
+		Tests: "^TestTW8_",
+		Pkg:   "./scenarios/tw",
+	},
+	{
 		ID: "tw6-schedule-without-cancel", Claims: []string{"TW-6"},
 		What:  "Schedule links the element without unlinking it first, trusting callers to cancel (a re-arm leaves it in two lists)",
 		File:  "impl/timerwheel/wheel.go",

@@ -6,6 +6,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/stats"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
 
 // The probes the world counts (sim.Sim.Probe): rare interleavings the TW
@@ -114,7 +115,14 @@ func (th *Thread) record() {
 	th.hist.Thread = th.Index
 	th.hist.Budget, th.hist.Ring = th.Cfg.Cop.Budget, th.Cfg.Cop.Buckets
 	th.hist.RefPasses = int64(th.RefPasses)
-	th.hist.Metrics = reg.Snapshot()
+	// Read as a Prometheus server reads it, through the text exposition:
+	// a counter the cop counts right but exports wrong is what TW-8 is
+	// about too.
+	metrics, err := claims.Scrape(&reg, "inactivity_cop")
+	if err != nil {
+		w.violate("TW-8", "thread %d: %v", th.Index, err)
+	}
+	th.hist.Metrics = metrics
 	th.hist.Rereads = tot.visited
 	th.hist.Audited = th.Cfg.Cop.Audit
 	for _, p := range th.shortened {
