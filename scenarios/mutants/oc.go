@@ -161,6 +161,19 @@ var ocMetricMutants = []Mutant{
 		Tests: "^TestOC9_",
 		Pkg:   "./scenarios/oc",
 	},
+	{
+		// Found by a mutation hunt: OC-9's checks read the registry's own
+		// snapshot, which quotes label values whatever the exposition
+		// prints; they now read the exposition through the Prometheus
+		// parser (claims.Scrape).
+		ID: "stats-vec-label-unquoted-oc", Claims: []string{"OC-9"},
+		What:  "the exposition prints label values unquoted (open_channels_cache_misses_total{reason=absent}): not Prometheus text, no scraper reads the miss counters",
+		File:  "impl/stats/stats.go",
+		Old:   "\t\t\t\tfmt.Fprintf(&b, \"%s{%s=%q} %d\\n\", e.name, e.vec.label, val, e.vec.counts[i].Value())",
+		New:   "\t\t\t\tfmt.Fprintf(&b, \"%s{%s=%s} %d\\n\", e.name, e.vec.label, val, e.vec.counts[i].Value())",
+		Tests: "^TestOC9_",
+		Pkg:   "./scenarios/oc",
+	},
 }
 
 // ocSites are where impl/accesschannels (and the wcache under it) encodes
@@ -225,6 +238,20 @@ var ocRareMutants = []Mutant{
 		Old:   "for attempt := 0; attempt < maxOpenAttempts; attempt++ {",
 		New:   "for attempt := 0; attempt < 1; attempt++ {",
 		Tests: "^TestOC1_",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		// Found by a mutation hunt: the failed and abandoned reads ran only
+		// from a cold cache with unchanged tables, so there was no aged
+		// entry to fall back on and nothing to be stale about; they now
+		// also run over an aged cached open set with a channel revoked
+		// meanwhile, judged by OC-2's staleness bound.
+		ID: "oc-retry-serves-stale-open-set", Claims: []string{"OC-2"},
+		What:  "a lookup that starts over after an abandoned read is served the cached open set past its max age (inside its TTL): a revoked channel granted as long as the TTL",
+		File:  "impl/accesschannels/open.go",
+		Old:   "\t\t\tif fresh {",
+		New:   "\t\t\tif fresh || attempt > 0 {",
+		Tests: "^TestOC2_",
 		Pkg:   "./scenarios/oc",
 	},
 	{

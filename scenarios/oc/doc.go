@@ -8,14 +8,15 @@
 //	OC-1   racefree_test.go   the cache on real goroutines, under the race detector in make race: the races the simulator cannot see
 //	OC-2   window_test.go     lost invalidation: non-member grants < 1 s stale (churn, and a race to the bound per revocation kind)
 //	OC-2   slowread_test.go   a reader who asks while a read older than the window runs is not given its answer
+//	OC-2   sharedread_test.go a failed or abandoned shared read over an aged cached open set (a channel revoked meanwhile) grants nothing from it
 //	OC-3   window_test.go     the window is real: a new reader is granted a revoked channel up to the bound
 //	OC-4   racedfill_test.go  a fill that raced a drop on one pod is still < 1 s stale (churn, race, and a proof)
 //	OC-5   scope_test.go      invalidations drop exactly the halves they concern
 //	OC-6   debt_test.go       the documented unfenced member half: porcupine finds it
 //	OC-7   member_test.go     member grants keep the 10 s window (churn, race, lost membership)
 //	OC-8   load_test.go       a cold burst reads ~20x fewer rows than union-per-reader
-//	OC-9   metrics_test.go    the source text's counters count what happened
-//	OC-9   sharedread_test.go one miss per half per lookup around failed and abandoned shared reads
+//	OC-9   metrics_test.go    the source text's counters count what happened, as scraped through the Prometheus parser
+//	OC-9   sharedread_test.go one miss per half per lookup around failed and abandoned shared reads (absent cold, expired aged), as scraped
 //	OC-10  community_test.go  never a channel of another community
 //
 // Every bound comes from scenarios/claims.Table; the mutants these checks

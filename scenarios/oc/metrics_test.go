@@ -33,9 +33,10 @@ const (
 // the TTL), its numbers from the claims table, over a seeded sequence of
 // lookups, pauses across both boundaries and invalidations, with
 // instantaneous database reads so every instant is known, and compares
-// every series after every step. Every series the source text names must be
-// registered: a counter missing, renamed, or mislabelled fails, as does one
-// that counts the wrong events.
+// every series after every step, scraped through the Prometheus text
+// parser (claims.Scrape). Every series the source text names must be
+// exported: a counter missing, renamed, mislabelled or printed as text no
+// scraper parses fails, as does one that counts the wrong events.
 func TestOC9_MetricsMatchEvents(t *testing.T) {
 	maxAge := claims.Get("OC-2", "open set max age").Duration()
 	ttl := claims.Get("OC-7", "member ttl").Duration()
@@ -102,7 +103,15 @@ func TestOC9_MetricsMatchEvents(t *testing.T) {
 					clear(memberFill)
 					haveOpen = false
 				}
-				got := pod.OC.Metrics().Snapshot()
+				// Read as a Prometheus server reads them: an exposition the
+				// parser refuses, or a named series missing or mistyped in
+				// it, is wrong however right the registry's own counts are.
+				got, err := scrapeOC(pod)
+				if err != nil {
+					smp.Of++
+					smp.Wrongly(func() string { return fmt.Sprintf("after step %d at +%v: %v", step+1, s.Elapsed(), err) })
+					return smp, fmt.Errorf("OC-9: %s", smp.Witness)
+				}
 				for _, name := range named {
 					smp.Of++ // one comparison per named series per step
 					v, ok := got[name]

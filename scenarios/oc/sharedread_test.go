@@ -33,8 +33,19 @@ import (
 //     and answer exactly the tables' union, not fail with somebody else's
 //     cancellation.
 //
+// Each ending runs from one of two starts. Cold: nothing is cached, so
+// there is nothing an ending could fall back on. Aged: the pod cached the
+// community's open set, a channel of it was revoked through another pod
+// (the reading pod loses every invalidation), and the entry has aged past
+// the open set's max age while it is still inside the TTL. That entry is
+// what a wrong ending would fall back on (a retry after the abandoned read,
+// or a failed read, answered from it): its answer grants the revoked
+// channel longer than OC-2 allows, so the aged runs judge the answers with
+// OC-2's grant-staleness bound as well as against the final tables.
+//
 // The same construction checks the answers (OC-1,
-// TestOC1_SharedReadFailedOrAbandoned) and the counters (OC-9,
+// TestOC1_SharedReadFailedOrAbandoned; OC-2 on the aged start,
+// TestOC2_SharedReadEndingOverAgedOpenSet) and the counters (OC-9,
 // TestOC9_MetricsAcrossFailedAndAbandonedReads). For OC-9 a read can end
 // badly in either half, so its runs add the member half's two endings:
 // after the shared read, a lookup whose member read the database fails and
@@ -47,24 +58,43 @@ const (
 	probeJoinedAbandonedRead = "oc/joined-a-read-its-caller-abandoned"
 	probeMemberReadFailed    = "oc/a-member-read-failed"
 	probeMemberReadAbandoned = "oc/a-member-read-its-caller-abandoned"
+	// probeRetryOverAgedOpenSet: a reader who joined an abandoned read
+	// started over while the pod's cached open set was past its max age
+	// and still inside its TTL, with a channel of it revoked meanwhile.
+	probeRetryOverAgedOpenSet = "oc/retried-after-an-abandoned-read-over-an-aged-open-set"
 )
+
+// sharedOpts chooses one construction of flySharedRead.
+type sharedOpts struct {
+	abandon    bool // the leader gives up, rather than its read failing
+	aged       bool // the aged start (see above), rather than the cold one
+	memberEnds bool // two member-half endings follow (OC-9)
+}
+
+// drawSharedOpts draws the ending and the start from the seed.
+func drawSharedOpts(s *sim.Sim, memberEnds bool) sharedOpts {
+	return sharedOpts{abandon: s.Rand().IntN(2) == 1, aged: s.Rand().IntN(2) == 1, memberEnds: memberEnds}
+}
 
 // TestOC1_SharedReadFailedOrAbandoned checks OC-1 where a random run
 // seldom goes: readers who joined another reader's open-set read, when that
 // read fails or its caller gives up. Each seed builds one of the two
-// endings (flySharedRead); every answer must be exactly the tables' union,
-// or, after a failed read, that read's error.
+// endings from a cold or an aged start (flySharedRead); every answer must
+// be exactly the tables' union, or, after a failed read, that read's error.
 func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "OC-1", Seeds: 20,
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			smp := claims.Sample{Seen: true, Tally: map[string]int64{}}
-			run, err := flySharedRead(s, s.Rand().IntN(2) == 1, false)
+			run, err := flySharedRead(s, drawSharedOpts(s, false))
 			if err != nil {
 				return smp, err
 			}
 			smp.Of = int64(len(run.answers))
 			smp.Tally[map[bool]string{false: "failed", true: "abandoned"}[run.abandon]]++
+			if run.aged {
+				smp.Tally["aged"]++
+			}
 			for _, a := range run.answers[1:] {
 				if a.err == nil {
 					smp.Tally["answered"]++
@@ -80,12 +110,46 @@ func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 		},
 		Sample: func(x claims.Sample) claims.Sample { return x },
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d seeds with a failed shared read and %d with one its caller abandoned: %d lookups, of which the joiners answered the tables' union %d times and failed with the read's error %d times; %d seeds failed",
-				o.Tally["failed"], o.Tally["abandoned"], o.Of, o.Tally["answered"], o.Tally["failedWithTheRead"], o.Failed)
+			return fmt.Sprintf("%d seeds with a failed shared read and %d with one its caller abandoned (%d of them over an aged cached open set with a channel revoked meanwhile): %d lookups, of which the joiners answered the tables' union %d times and failed with the read's error %d times; %d seeds failed",
+				o.Tally["failed"], o.Tally["abandoned"], o.Tally["aged"], o.Of, o.Tally["answered"], o.Tally["failedWithTheRead"], o.Failed)
 		},
 		Probes: []claims.Probe{
 			{Name: probeJoinedFailedRead, What: "a reader joined a shared open-set read that then failed", Min: 10},
 			{Name: probeJoinedAbandonedRead, What: "a reader joined a shared open-set read whose caller then gave up", Min: 10},
+		},
+	})
+}
+
+// TestOC2_SharedReadEndingOverAgedOpenSet checks OC-2 on the aged start of
+// the shared read that ends badly: the pod's cached open set is past its
+// max age (inside its TTL) and lists a channel revoked meanwhile, whose
+// invalidation the pod lost. The random churn and the races of the other
+// OC-2 checks never make a leader give up or a read fail, so a lookup that
+// starts over after an abandoned read, or one that meets a failed read,
+// and answers from that aged entry (a grant as stale as the entry is old)
+// showed nowhere. Every non-member grant of the run is judged by the exact
+// staleness checker against the table's bound; a retry over the aged entry
+// must be reached (probe).
+func TestOC2_SharedReadEndingOverAgedOpenSet(t *testing.T) {
+	claims.Run(t, claims.Check[claims.Sample]{
+		Claim: "OC-2", Bound: "open set max age", Seeds: 20, Sampled: true,
+		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
+			o := drawSharedOpts(s, false)
+			o.aged = true
+			run, err := flySharedRead(s, o)
+			if err != nil {
+				return claims.Sample{}, err
+			}
+			return nonMemberGrants(run.w, b)
+		},
+		Sample:   func(r claims.Sample) claims.Sample { return r },
+		Measured: staleMeasured("grant-staleness of non-member reads around a failed or abandoned shared open-set read over an aged cached open set"),
+		Probes: []claims.Probe{
+			{Name: probeRetryOverAgedOpenSet, What: "a reader who joined an abandoned read started over while the cached open set was past its max age, a channel of it revoked", Min: 10},
+		},
+		Note: func(claims.Outcome) string {
+			lo, hi := agedRange()
+			return fmt.Sprintf("two pods, the reading pod loses every invalidation; its open set is cached, a channel of it revoked (a seeded kind), and it ages %v to %v after the revocation (past the max age, inside the TTL) before a shared read fails or is abandoned", lo, hi)
 		},
 	})
 }
@@ -95,14 +159,17 @@ func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 // one miss of each half it reached (every lookup reaches the member half;
 // one whose member read failed or was abandoned reaches no open half),
 // however often a joiner had to start over after an abandoned read, and
-// none counts a hit. The expected counts are the harness's own: the lookups
-// it made, and which of them it made fail in the member half.
+// none counts a hit. The open-half misses are reason="absent" from the cold
+// start and reason="expired" from the aged one. The expected counts are the
+// harness's own: the lookups it made, and which of them it made fail in
+// the member half. The counters are read as a Prometheus server reads them
+// (claims.Scrape), so an exposition no scraper parses fails too.
 func TestOC9_MetricsAcrossFailedAndAbandonedReads(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "OC-9", Seeds: 20,
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			smp := claims.Sample{Seen: true, Tally: map[string]int64{}}
-			run, err := flySharedRead(s, s.Rand().IntN(2) == 1, true)
+			run, err := flySharedRead(s, drawSharedOpts(s, true))
 			if err != nil {
 				return smp, err
 			}
@@ -111,8 +178,11 @@ func TestOC9_MetricsAcrossFailedAndAbandonedReads(t *testing.T) {
 			for _, m := range run.memberEnds {
 				smp.Tally[map[bool]string{false: "memberFailed", true: "memberAbandoned"}[m.abandon]]++
 			}
-			smp.Witness = fmt.Sprintf("%d lookups around %s and %s: one member-half miss each, one open-half miss each of the %d that reached the open half, no hit",
-				lookups, run.endingName(), run.memberEndsName(), open)
+			if run.aged {
+				smp.Tally["aged"]++
+			}
+			smp.Witness = fmt.Sprintf("%d lookups around %s and %s: one member-half miss each, one open-half miss (%s) each of the %d that reached the open half, no hit",
+				lookups, run.endingName(), run.memberEndsName(), run.openMissSeries(), open)
 			if wrong := append(run.wrongMemberEnds(), run.wrongCounters()...); len(wrong) > 0 {
 				return smp, fmt.Errorf("OC-9: after %s and %s: %s", run.endingName(), run.memberEndsName(), joinLines(wrong))
 			}
@@ -120,8 +190,8 @@ func TestOC9_MetricsAcrossFailedAndAbandonedReads(t *testing.T) {
 		},
 		Sample: func(x claims.Sample) claims.Sample { return x },
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("the %s counters moved by exactly one miss per half reached per lookup over %d lookups around failed and abandoned shared open-set reads, %d failed member reads and %d member reads their callers abandoned; %d seeds failed",
-				metricsFamilyPrefix+"/"+memberFamilyPrefixes, o.Of, o.Tally["memberFailed"], o.Tally["memberAbandoned"], o.Failed)
+			return fmt.Sprintf("the %s counters, as scraped, moved by exactly one miss per half reached per lookup over %d lookups around failed and abandoned shared open-set reads (%d seeds over an aged cached open set), %d failed member reads and %d member reads their callers abandoned; %d seeds failed",
+				metricsFamilyPrefix+"/"+memberFamilyPrefixes, o.Of, o.Tally["aged"], o.Tally["memberFailed"], o.Tally["memberAbandoned"], o.Failed)
 		},
 		Probes: []claims.Probe{
 			{Name: probeJoinedAbandonedRead, What: "a reader joined a shared open-set read whose caller then gave up (and started over)", Min: 10},
@@ -145,6 +215,10 @@ type sharedAnswer struct {
 	err       error
 }
 
+// skipped: a shrinker's replay dropped the lookup (pods.ErrSkipped); it
+// asked nothing and counts nowhere.
+func (a sharedAnswer) skipped() bool { return errors.Is(a.err, pods.ErrSkipped) }
+
 // memberEnd is a lookup whose member read ended badly: the database
 // failed it, or (abandon) its caller gave up while it ran.
 type memberEnd struct {
@@ -157,44 +231,71 @@ type memberEnd struct {
 // sharedRun is one construction: its ending, the answers, the lookups
 // whose member read ended badly, and the pod's counters before and after.
 type sharedRun struct {
-	abandon       bool
+	sharedOpts
+	w             *pods.World
 	latency       time.Duration
 	answers       []sharedAnswer
 	memberEnds    []memberEnd
 	reads         int // open-set reads started while the joiners asked
 	before, after map[string]int64
+	// The aged start: the revocation and its channel, and when the priming
+	// lookup (whose open-set read the cached entry holds) was invoked and
+	// returned.
+	kind                    pods.Change
+	revoked                 authz.ID
+	primeInvoke, primeDone  time.Duration
+	abandonedAt             time.Duration // the leader's lookup ended (its deadline)
+	retriedOverAgedOpenSets int           // joiners who started over while the cached entry was aged
 }
 
-// flySharedRead runs one construction on a single pod: a cold lookup whose
+// flySharedRead runs one construction on the reading pod: a lookup whose
 // open-set read takes latency and then fails (or whose caller gives up
 // halfway), and 1 to 4 other readers who ask while it runs, at random
-// instants. Member-half reads and every later open-set read take no time,
-// so that each reader reaches the open half at the instant it asks. With
-// memberEnds, two more lookups follow, one at a time, by a reader no lookup
-// has cached: one whose member read takes latency and fails, one whose
-// caller gives up while its member read runs, in a seed-drawn order. They
-// run alone, so the member read the harness fails or slows is theirs.
-func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
-	run := sharedRun{abandon: abandon}
+// instants. From the cold start that lookup is the pod's first. From the
+// aged start (o.aged) the world has a second pod, and the reading pod loses
+// every invalidation: a reader no other lookup uses primes the open set,
+// one of its channels is revoked through the other pod (a seeded kind),
+// and the construction starts once the entry is past the open set's max
+// age, counted from when that revocation returned (so an answer from the
+// entry is stale by more than the bound), and well inside the TTL. Both
+// bounds come from the claims table. Member-half reads and every later
+// open-set read take no time, so that each reader reaches the open half at
+// the instant it asks. With memberEnds, two more lookups follow, one at a
+// time, by a reader no lookup has cached: one whose member read takes
+// latency and fails, one whose caller gives up while its member read runs,
+// in a seed-drawn order. They run alone, so the member read the harness
+// fails or slows is theirs.
+func flySharedRead(s *sim.Sim, o sharedOpts) (sharedRun, error) {
+	run := sharedRun{sharedOpts: o}
 	ctx := context.Background()
 	c := pods.DefaultChurn()
 	tables, err := c.Tables()
 	if err != nil {
 		return run, err
 	}
-	w, err := pods.NewWorld(s, pods.Config{Pods: 1, DB: simdb.Config{Latency: simdb.DefaultLatency},
-		Bus: simbus.Config{Faults: simbus.Reliable()}}, tables)
+	cfg := pods.Config{Pods: 1, DB: simdb.Config{Latency: simdb.DefaultLatency}, Bus: simbus.Config{Faults: simbus.Reliable()}}
+	if o.aged {
+		cfg = pods.Config{Pods: 2, DB: simdb.Config{Latency: simdb.DefaultLatency},
+			PodFaults: []simbus.Faults{simbus.Reliable(), {LossProb: 1}}}
+	}
+	w, err := pods.NewWorld(s, cfg, tables)
 	if err != nil {
 		return run, err
 	}
-	pod := w.Pods[0]
+	run.w = w
+	pod := w.Pods[len(w.Pods)-1] // the reading pod (from the aged start, the one that hears nothing)
 	readers := append(slices.Clone(c.NonMembers), c.Members...)
 	s.Rand().Shuffle(len(readers), func(i, j int) { readers[i], readers[j] = readers[j], readers[i] })
 	joiners := 1 + s.Rand().IntN(min(4, len(readers)-1))
 	run.latency = 40*time.Millisecond + time.Duration(s.Rand().Int64N(int64(60*time.Millisecond)))
 	window := run.latency // the joiners ask while the first read runs
-	if abandon {
+	if o.abandon {
 		window = run.latency / 2 // and before its caller gives up
+	}
+	if o.aged {
+		if err := ageOpenSet(s, w, c, readers, &run); err != nil {
+			return run, err
+		}
 	}
 
 	first := time.Duration(-1)
@@ -212,7 +313,7 @@ func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
 		case first < 0:
 			first = s.Elapsed()
 			f := simdb.Fault{Fixed: true, Latency: run.latency, Required: true}
-			if !abandon {
+			if !o.abandon {
 				f.Err = errSharedReadFails
 			}
 			return f, true
@@ -226,7 +327,9 @@ func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
 		return run, err
 	}
 	defer restore()
-	run.before = pod.OC.Metrics().Snapshot()
+	if run.before, err = scrapeOC(pod); err != nil {
+		return run, err
+	}
 
 	run.answers = make([]sharedAnswer, 1+joiners)
 	wg := s.NewWaitGroup("shared-readers")
@@ -234,13 +337,14 @@ func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
 	s.Go("leader", func() {
 		defer wg.Done()
 		lctx, cancel := ctx, context.CancelFunc(func() {})
-		if abandon {
+		if o.abandon {
 			lctx, cancel = s.WithTimeout(ctx, window)
 		}
 		defer cancel()
 		a := &run.answers[0]
 		a.reader, a.leader = readers[0], true
-		a.got, a.err = pod.OC.Accessible(lctx, c.Community, a.reader)
+		a.got, a.err = w.Accessible(lctx, pod, 1, c.Community, a.reader)
+		run.abandonedAt = s.Elapsed()
 	})
 	for i := 1; i <= joiners; i++ {
 		at := time.Millisecond + time.Duration(s.Rand().Int64N(int64(window-2*time.Millisecond)))
@@ -251,13 +355,13 @@ func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
 			}
 			a := &run.answers[i]
 			a.reader = readers[i]
-			a.got, a.err = pod.OC.Accessible(ctx, c.Community, a.reader)
+			a.got, a.err = w.Accessible(ctx, pod, 1+i, c.Community, a.reader)
 		})
 	}
 	if err := wg.Wait(ctx); err != nil {
 		return run, err
 	}
-	if memberEnds {
+	if o.memberEnds {
 		// A failed member read caches nothing, so one cold reader the
 		// shared read's lookups did not use serves both.
 		spare := readers[1+joiners:]
@@ -286,7 +390,9 @@ func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
 			}
 		}
 	}
-	run.after = pod.OC.Metrics().Snapshot()
+	if run.after, err = scrapeOC(pod); err != nil {
+		return run, err
+	}
 	state := w.DB.State()
 	for i := range run.answers {
 		run.answers[i].want = expectedAccessible(state, c.Community, run.answers[i].reader)
@@ -295,14 +401,91 @@ func flySharedRead(s *sim.Sim, abandon, memberEnds bool) (sharedRun, error) {
 		// Every joiner asked while the first read ran and started no read
 		// of its own: each joined it.
 		name := probeJoinedFailedRead
-		if abandon {
+		if o.abandon {
 			name = probeJoinedAbandonedRead
 		}
-		for range joiners {
-			s.Probe(name)
+		for _, a := range run.answers[1:] {
+			if !a.skipped() {
+				s.Probe(name)
+			}
+		}
+		if o.aged && o.abandon && run.agedAt(run.abandonedAt) {
+			// Each joiner who then answered started over at the abandon,
+			// when the cached entry was past its max age and still cached.
+			for _, a := range run.answers[1:] {
+				if a.err == nil {
+					run.retriedOverAgedOpenSets++
+					s.Probe(probeRetryOverAgedOpenSet)
+				}
+			}
 		}
 	}
 	return run, nil
+}
+
+// ageOpenSet is the aged start: a priming reader of its own fills the
+// reading pod's open set, a channel of it (every shared-read reader and the
+// primer tracked as non-members of it) is revoked through the other pod,
+// and the run waits until the entry is past the max age, counted from when
+// the revocation returned, and at most halfway to the TTL: the cached entry
+// is aged, listed the revoked channel, and is still there.
+func ageOpenSet(s *sim.Sim, w *pods.World, c pods.Churn, readers []authz.ID, run *sharedRun) error {
+	ctx := context.Background()
+	run.revoked = c.OpenChannels[s.Rand().IntN(len(c.OpenChannels))]
+	run.kind = revocations[s.Rand().IntN(len(revocations))]
+	primer := authz.NewID('r', 1) // a reader of no channel, used by no other lookup
+	for _, r := range append(slices.Clone(readers), primer) {
+		if err := w.Track(pods.Key{Family: pods.OC, Community: c.Community, Subject: r, Channel: run.revoked}, pods.NonMember); err != nil {
+			return err
+		}
+	}
+	reader := w.Pods[len(w.Pods)-1]
+	run.primeInvoke = s.Elapsed()
+	got, err := w.Accessible(ctx, reader, 0, c.Community, primer)
+	if err != nil {
+		return fmt.Errorf("setup: priming the open set: %w", err)
+	}
+	run.primeDone = s.Elapsed()
+	if !slices.Contains(got, run.revoked) {
+		return fmt.Errorf("setup: the primed open set %s lacks %s", shortIDs(got), pods.Short(run.revoked))
+	}
+	if err := w.Write(ctx, w.Pods[0], 0, run.kind, c.Community, authz.ID{}, run.revoked); err != nil {
+		return fmt.Errorf("setup: %s %s: %w", run.kind, pods.Short(run.revoked), err)
+	}
+	lo, hi := agedRange()
+	return s.Sleep(ctx, lo+time.Duration(s.Rand().Int64N(int64(hi-lo))))
+}
+
+// agedRange is how long the aged start waits after the revocation: from
+// the max age to halfway between it and the TTL, both from the claims table.
+func agedRange() (lo, hi time.Duration) {
+	maxAge := claims.Get("OC-2", "open set max age").Duration()
+	ttl := claims.Get("OC-7", "member ttl").Duration() // the one TTL of both halves (OC-2: the open set falls back to it)
+	return maxAge, maxAge + (ttl-maxAge)/2
+}
+
+// agedAt says whether the pod's cached open set was aged at t, by the
+// harness's instants: its read began no later than the priming lookup
+// returned, so it was past the max age from primeDone+maxAge on; it was
+// put no earlier than the priming lookup was invoked, so it was still
+// cached before primeInvoke+ttl.
+func (run sharedRun) agedAt(t time.Duration) bool {
+	maxAge := claims.Get("OC-2", "open set max age").Duration()
+	ttl := claims.Get("OC-7", "member ttl").Duration()
+	return t >= run.primeDone+maxAge && t < run.primeInvoke+ttl
+}
+
+// scrapeOC reads the pod's OC counters as a Prometheus server does
+// (claims.Scrape), checking both halves' series the claims table names.
+func scrapeOC(pod *pods.Pod) (map[string]int64, error) {
+	got, err := claims.Scrape(pod.OC.Metrics(), metricsFamilyPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("scraping pod %d's OC counters: %w", pod.ID, err)
+	}
+	if _, err := claims.Scrape(pod.OC.Metrics(), memberFamilyPrefixes); err != nil {
+		return nil, fmt.Errorf("scraping pod %d's OC counters: %w", pod.ID, err)
+	}
+	return got, nil
 }
 
 // wrongAnswers returns what is wrong with the answers of run, one line per
@@ -315,6 +498,7 @@ func (run sharedRun) wrongAnswers() []string {
 			who = "leader " + pods.Short(a.reader)
 		}
 		switch {
+		case a.skipped():
 		case a.leader && a.err == nil && !run.abandon:
 			out = append(out, fmt.Sprintf("%s: its read failed, yet it answered %s", who, shortIDs(a.got)))
 		case a.leader && run.abandon && !errors.Is(a.err, context.DeadlineExceeded):
@@ -362,7 +546,11 @@ func (run sharedRun) wrongMemberEnds() []string {
 // lookups returns how many lookups the harness made, and how many of them
 // reached the open half: all but those whose member read it ended badly.
 func (run sharedRun) lookups() (all, open int64) {
-	open = int64(len(run.answers))
+	for _, a := range run.answers {
+		if !a.skipped() {
+			open++
+		}
+	}
 	return open + int64(len(run.memberEnds)), open
 }
 
@@ -370,14 +558,17 @@ func (run sharedRun) lookups() (all, open int64) {
 // lookups did: each lookup is one member-half miss (every reader is cold,
 // and a member read that failed or was abandoned is a miss all the same),
 // each that reached the open half is one open-half miss, reason absent
-// (nothing was cached), and none is a hit, however often a joiner had to
+// from the cold start (nothing was cached) and expired from the aged one
+// (the cached entry was past its max age for every lookup: none was filled
+// before the ending), and none is a hit, however often a joiner had to
 // start over.
 func (run sharedRun) wrongCounters() []string {
 	lookups, open := run.lookups()
 	want := map[string]int64{
 		seriesMemberMisses: lookups, seriesMemberHits: 0,
-		seriesOpenAbsent: open, seriesOpenExpired: 0, seriesOpenHits: 0,
+		seriesOpenAbsent: 0, seriesOpenExpired: 0, seriesOpenHits: 0,
 	}
+	want[run.openMissSeries()] = open
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if d := run.after[name] - run.before[name]; d != want[name] {
@@ -399,12 +590,24 @@ func (run sharedRun) memberEndsName() string {
 	return strings.Join(parts, ", then ")
 }
 
-// endingName names a run's ending for reports.
-func (run sharedRun) endingName() string {
-	if run.abandon {
-		return fmt.Sprintf("a %v read its caller abandoned halfway", run.latency)
+// openMissSeries is the open-half miss series the run's lookups count.
+func (run sharedRun) openMissSeries() string {
+	if run.aged {
+		return seriesOpenExpired
 	}
-	return fmt.Sprintf("a %v read that failed", run.latency)
+	return seriesOpenAbsent
+}
+
+// endingName names a run's ending (and its start) for reports.
+func (run sharedRun) endingName() string {
+	start := "from a cold cache"
+	if run.aged {
+		start = fmt.Sprintf("over a cached open set aged past its max age, %s revoked (%s) meanwhile with the invalidation lost", pods.Short(run.revoked), run.kind)
+	}
+	if run.abandon {
+		return fmt.Sprintf("a %v read its caller abandoned halfway, %s", run.latency, start)
+	}
+	return fmt.Sprintf("a %v read that failed, %s", run.latency, start)
 }
 
 // summary says how the joiners ended.
