@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/authz"
+	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
@@ -87,13 +88,20 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 					probe = append(probe, channel(c)) // channels the user is not in
 				}
 				r.Shuffle(len(probe), func(i, j int) { probe[i], probe[j] = probe[j], probe[i] })
-				before := countMS(w, pod)
+				before, err := countMS(w, pod)
+				if err != nil {
+					return smp, fmt.Errorf("MS-4: %w", err)
+				}
 				rowsBefore := w.DB.RowsOf(pods.StmtActiveMemberships)
 				wrong, made := checkAll(context.Background(), w, pod, 8, usr, probe, isMember)
 				if made == 0 {
 					continue // a shrunk run that checks nothing of this user: no load to judge
 				}
-				d := countMS(w, pod).sub(before)
+				after, err := countMS(w, pod)
+				if err != nil {
+					return smp, fmt.Errorf("MS-4: %w", err)
+				}
+				d := after.sub(before)
 				rows := w.DB.RowsOf(pods.StmtActiveMemberships) - rowsBefore
 				wantRows := min(int64(p.memberships), fetch.Int())
 				desc := fmt.Sprintf("user with %d memberships, %d checks: %s; fetched %d rows", p.memberships, made, d, rows)
@@ -121,6 +129,122 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 		},
 		Note: func(claims.Outcome) string {
 			return "one pod, pool of 8, default configuration; grant order random per seed"
+		},
+	})
+}
+
+// TestMS4_MarkerExpiresWhenUserShrinks checks that MS-4's marker is kept
+// only while the user is above the cap: "above 16,384 a PointChecks marker
+// is kept", and a marker is an entry like a snapshot, fresh for the
+// freshness bound from its load's connection checkout (MS-2). A user with
+// 16,385–16,400 memberships is checked (one load, a marker, an oversize
+// point check per check); then it loses memberships down to 16,321–16,384,
+// the invalidations of those removals lost (so only expiry can end the
+// marker); once the freshness bound has passed since the marker's load
+// returned (its checkout was no later), channels it kept and channels it
+// lost are checked with 8 requests in flight. They must be answered by one
+// load that fetches the whole list and a snapshot: no point check, no
+// oversize fallback, a hit for every check after the one that loaded, and
+// every answer the tables'. A marker that outlived the bound would keep the
+// user on point checks, each counted oversize, however far below the cap
+// the user fell. The cap and the bound come from the claims table.
+func TestMS4_MarkerExpiresWhenUserShrinks(t *testing.T) {
+	capIDs := int(claims.Get("MS-4", "snapshot ids").Int())
+	fresh := claims.Get("MS-2", "freshness").Duration()
+	claims.Run(t, claims.Check[claims.Sample]{
+		Claim: "MS-4", Seeds: 3,
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
+			var smp claims.Sample
+			r := s.Rand()
+			above := capIDs + 1 + r.IntN(16)
+			below := capIDs - r.IntN(64)
+			nChannels := above + 8 // plus 8 the user is never in
+			perm := r.Perm(above)
+			members := [][]int{make([]int, above)}
+			for i, c := range perm {
+				members[0][i] = c + 1
+			}
+			tables, err := tablesOf(nChannels, members)
+			if err != nil {
+				return smp, err
+			}
+			w, err := onePod(s, tables, simdb.Config{PoolSize: 8, Latency: simdb.Latency{BaseMin: 100 * time.Microsecond, BaseMax: time.Millisecond}}, pods.Config{})
+			if err != nil {
+				return smp, err
+			}
+			pod, usr, ctx := w.Pods[0], user(1), context.Background()
+			truth := func(ch authz.ID) bool { return w.DB.State().IsActiveMember(community, usr, ch) }
+			// Channels kept, channels lost, channels never held: 32 in all,
+			// in a random order.
+			probe := func() []authz.ID {
+				var chs []authz.ID
+				for range 12 {
+					chs = append(chs, channel(1+perm[r.IntN(below)]))
+				}
+				for range 12 {
+					chs = append(chs, channel(1+perm[below+r.IntN(above-below)]))
+				}
+				for range 8 {
+					chs = append(chs, channel(above+1+r.IntN(nChannels-above)))
+				}
+				r.Shuffle(len(chs), func(i, j int) { chs[i], chs[j] = chs[j], chs[i] })
+				return chs
+			}
+			measure := func(phase string) (counts, int, error) {
+				before, err := countMS(w, pod)
+				if err != nil {
+					return counts{}, 0, fmt.Errorf("MS-4: %w", err)
+				}
+				wrong, made := checkAll(ctx, w, pod, 8, usr, probe(), truth)
+				after, err := countMS(w, pod)
+				if err != nil {
+					return counts{}, 0, fmt.Errorf("MS-4: %w", err)
+				}
+				d := after.sub(before)
+				if len(wrong) > 0 {
+					return d, made, fmt.Errorf("MS-4: %s: %d wrong answers of %d, e.g. %s (%s)", phase, len(wrong), made, wrong[0], d)
+				}
+				return d, made, nil
+			}
+			// Above the cap: a marker.
+			first := fmt.Sprintf("user with %d memberships", above)
+			d, made, err := measure(first)
+			if err != nil {
+				return smp, err
+			}
+			markerLoaded := s.Elapsed()
+			if made > 0 && (d.loads != 1 || d.points != int64(made) || d.oversize != int64(made)) {
+				return smp, fmt.Errorf("MS-4: %s (above the %d-ID cap): %d checks gave %s; want one load and an oversize point check each (a marker)", first, capIDs, made, d)
+			}
+			// The user falls to the cap or below it; the removals'
+			// invalidations are lost.
+			if _, err := w.DB.Write(ctx, "shrink", func(t *authztest.Tables) {
+				for _, c := range perm[below:] {
+					_ = t.SetMember(usr, channel(1+c), false)
+				}
+			}); err != nil {
+				return smp, fmt.Errorf("MS-4: the shrinking write failed: %v", err)
+			}
+			_ = s.Sleep(ctx, markerLoaded+fresh-s.Elapsed())
+			then := fmt.Sprintf("the same user down to %d memberships (invalidations lost), %v after its marker's load", below, s.Elapsed()-markerLoaded)
+			d, made, err = measure(then)
+			if err != nil {
+				return smp, err
+			}
+			smp.Of = int64(made)
+			if made > 0 && (d.loads != 1 || d.points != 0 || d.oversize != 0 || d.misses != 1 || d.hits != int64(made-1)) {
+				smp.Wrong = max(int64(made)-d.hits, 1) // the checks no snapshot answered
+				smp.Witness = fmt.Sprintf("%s: %d checks gave %s; want one load, a snapshot, no point check or oversize fallback, %d hits", then, made, d, made-1)
+				return smp, fmt.Errorf("MS-4: %s", smp.Witness)
+			}
+			return smp, nil
+		},
+		Sample: func(r claims.Sample) claims.Sample { return r },
+		Measured: func(o claims.Outcome) string {
+			return fmt.Sprintf("%d of %d checks of a user fallen from above the snapshot cap to within it not served from a snapshot once the freshness bound had passed since its marker's load: %s", o.Wrong, o.Of, o.SeedsText())
+		},
+		Note: func(claims.Outcome) string {
+			return fmt.Sprintf("one pod, pool of 8, default configuration; one user from %d–%d down to %d–%d memberships, the removals' invalidations lost", capIDs+1, capIDs+16, capIDs-63, capIDs)
 		},
 	})
 }

@@ -66,7 +66,10 @@ func TestMS6_CancelledWaitIsNoTimeout(t *testing.T) {
 				return smp, fmt.Errorf("MS-6: LockWait %v is not above the load's %v: waits would time out", lw, load)
 			}
 			ctx := context.Background()
-			before := countMS(w, pod)
+			before, err := countMS(w, pod)
+			if err != nil {
+				return smp, fmt.Errorf("MS-6: %w", err)
+			}
 			waiters := 3 + r.IntN(4)
 			var wrong []string
 			wg := s.NewWaitGroup("checks")
@@ -112,7 +115,11 @@ func TestMS6_CancelledWaitIsNoTimeout(t *testing.T) {
 			if err := wg.Wait(ctx); err != nil {
 				return smp, err
 			}
-			d := countMS(w, pod).sub(before)
+			after, err := countMS(w, pod)
+			if err != nil {
+				return smp, fmt.Errorf("MS-6: %w", err)
+			}
+			d := after.sub(before)
 			if d.waitTimeout != 0 || d.points != 0 || d.loads != 1 {
 				wrong = append(wrong, fmt.Sprintf("no wait timed out, yet %s", d))
 			}

@@ -63,12 +63,19 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 				r.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
 				probe = append(probe, others[:min(5, len(others))]...) // a few channels the client is not in
 				r.Shuffle(len(probe), func(i, j int) { probe[i], probe[j] = probe[j], probe[i] })
-				before := countMS(w, pod)
+				before, err := countMS(w, pod)
+				if err != nil {
+					return smp, fmt.Errorf("MS-1: %w", err)
+				}
 				wrong, made := checkAll(context.Background(), w, pod, 1+r.IntN(16), usr, probe, func(c authz.ID) bool { return isMember[c] })
 				if made == 0 {
 					continue // a shrunk run in which this client checks nothing: no read to count
 				}
-				d := countMS(w, pod).sub(before)
+				after, err := countMS(w, pod)
+				if err != nil {
+					return smp, fmt.Errorf("MS-1: %w", err)
+				}
+				d := after.sub(before)
 				smp.Observe(float64(d.loads+d.points), func() string {
 					return fmt.Sprintf("cold client %s in %d channels, %d checks: %s", pods.Short(usr), len(chs), made, d)
 				})
@@ -148,7 +155,10 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 				})
 			}
 			_ = wg.Wait(context.Background())
-			d := countMS(w, pod)
+			d, err := countMS(w, pod)
+			if err != nil {
+				return smp, fmt.Errorf("MS-5: %w", err)
+			}
 			smp.Observe(float64(d.loads)/float64(max(active, 1)), func() string {
 				return fmt.Sprintf("%d users with K=%v concurrent cold checks: %s", users, ks, d)
 			})

@@ -6,9 +6,9 @@
 //
 //	MS-1   cold_test.go        a cold client in N channels causes one read
 //	MS-2   freshness_test.go   snapshots are < 10 s old from checkout (churn, and a race to the bound for grants and denials)
-//	MS-3   fence_test.go       an old load cannot repopulate an invalidated entry (porcupine, and a proof with two loads)
+//	MS-3   fence_test.go       an old load cannot repopulate an invalidated entry, per-user or community-wide (porcupine, and proofs with two loads)
 //	MS-3   racefree_test.go    the same on real goroutines, under the race detector in make race: the races the simulator cannot see
-//	MS-4   boundary_test.go    16,384 IDs per snapshot, 16,385 fetched, a marker above
+//	MS-4   boundary_test.go    16,384 IDs per snapshot, 16,385 fetched, a marker above (and only while above: it expires)
 //	MS-5   cold_test.go        concurrent cold checks of one user share one read
 //	MS-6   fault_test.go       a lock-wait timeout is an authoritative point check, counted
 //	MS-6   cancelwait_test.go  a request cancelled while it waits is no timeout: its deadline's error, nothing counted

@@ -95,7 +95,10 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 				})
 			}
 			_ = wg.Wait(ctx)
-			d := countMS(w, pod)
+			d, err := countMS(w, pod)
+			if err != nil {
+				return smp, fmt.Errorf("MS-6: %w", err)
+			}
 			if d.waitTimeout > 0 {
 				s.Probe("ms/lock-wait-timed-out")
 			}
@@ -183,7 +186,10 @@ func TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm(t *testing.T) {
 			_ = wg.Wait(ctx)
 			done = true
 			_ = storm.Wait(ctx)
-			d := countMS(w, pod)
+			d, err := countMS(w, pod)
+			if err != nil {
+				return smp, fmt.Errorf("MS-6: %w", err)
+			}
 			s.Note("the longest check took %v; %s", longest, d)
 			if longest < time.Second {
 				for range d.points {
@@ -351,7 +357,10 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 			ccancel()
 			_ = cancelled.Wait(ctx)
 			// The follow-ups: every user at once, right after the faults.
-			before := countMS(w, pod)
+			before, err := countMS(w, pod)
+			if err != nil {
+				return f, fmt.Errorf("MS-7: %w", err)
+			}
 			var stuck []string
 			fwg := s.NewWaitGroup("follow-ups")
 			fwg.Add(nUsers)
@@ -374,7 +383,11 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 				})
 			}
 			_ = fwg.Wait(ctx)
-			d := countMS(w, pod).sub(before)
+			after, err := countMS(w, pod)
+			if err != nil {
+				return f, fmt.Errorf("MS-7: %w", err)
+			}
+			d := after.sub(before)
 			// Wrong answers: any answer not true at some instant of its request.
 			for _, grants := range []bool{true, false} {
 				st, err := w.Staleness(grants, 0, pods.Membership)

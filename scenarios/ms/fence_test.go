@@ -43,12 +43,24 @@ type fenceSeed struct {
 // unfenced load published after the invalidation is read at once, and a
 // second load of the same user often starts while the first is still in
 // flight after the invalidation (the probes require both).
+//
+// The fence must hold for the community-wide invalidations too, not only
+// for the per-user one: a community admin announces accessible_all every
+// ≤3 s (every user of the community reloads at once) and, while those
+// loads run, deletes one of three extra channels (each a third of its
+// users' memberships) or toggles a channel's visibility. A load that read
+// before a deletion holds a list granting the deleted channel; if the
+// deletion's drop spared that loading entry, the load would publish it and
+// the next check would grant a channel deleted before it began. The
+// deletions are writes of the history like the membership changes, so the
+// same linearizability judgement covers them; the probe requires
+// community-wide drops landing during loads of that community.
 func TestMS3_FenceLinearizable(t *testing.T) {
 	claims.Run(t, claims.Check[fenceSeed]{
 		Claim: "MS-3", Seeds: 8,
 		Fly: func(s *sim.Sim, _ claims.Bound) (fenceSeed, error) {
 			var f fenceSeed
-			w, err := pods.FlyMS(s, pods.MSOpts{Pods: 1, Reliable: true, LossyPod: -1})
+			w, err := pods.FlyMS(s, pods.MSOpts{Pods: 1, Reliable: true, LossyPod: -1, Tweak: communityWide})
 			if err != nil {
 				return f, err
 			}
@@ -82,14 +94,29 @@ func TestMS3_FenceLinearizable(t *testing.T) {
 		Probes: []claims.Probe{
 			{Name: pods.ProbeDropDuringLoad, What: "a membership invalidation applied while a load of the same user was in flight", Min: 20},
 			{Name: pods.ProbeSecondLoadAfterDrop, What: "a second load of the same user began while the first was still in flight after the invalidation", Min: 5},
+			{Name: pods.ProbeCommunityDropDuringLoad, What: "a community-wide invalidation (channel_deleted, accessible_all) arrived while a load of that community was in flight", Min: 100},
 		},
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d seeds not linearizable (%d operations checked)", o.Wrong, o.Seeds, o.Of)
 		},
 		Note: func(claims.Outcome) string {
-			return "one pod, reliable bus, half the loads 300–900 ms, swarm DB plan; porcupine over boolean registers per (user, channel)"
+			return "one pod, reliable bus, half the loads 300–900 ms, swarm DB plan, membership changes plus channel deletions, accessible_all and visibility changes; porcupine over boolean registers per (user, channel)"
 		},
 	})
+}
+
+// communityWide adds MS-3's community-wide invalidations to the churn: three
+// more channels, each deleted in its turn (a third of the horizon apart),
+// and a community admin announcing accessible_all every ≤3 s, each followed
+// within 600 ms (while the reloads it caused run) by a deletion or a
+// visibility change.
+func communityWide(c *pods.MSChurn) {
+	n := len(c.Channels)
+	for i := range 3 {
+		c.Channels = append(c.Channels, authz.NewID('p', uint64(n+i+1)))
+	}
+	c.Deletions = 3
+	c.CommunityPause = 3 * time.Second
 }
 
 // TestMS3_ProofFence proves MS-3 on the smallest configuration with two
@@ -109,15 +136,37 @@ func TestMS3_ProofFence(t *testing.T) {
 		Claim:     "MS-3",
 		Config:    "one pod; a cold check (500 ms load); a removal and its invalidation during that load; a second check whose load (600 ms) starts after the invalidation and ends after the first; a check after both",
 		Reduction: sim.ReductionDPOR,
-		Body:      fenceProof,
+		Body:      func(s *sim.Sim) { fenceProof(s, false) },
 		Probes: []claims.Probe{
 			{Name: "ms/second-load-during-first", What: "the second load began while the first was still in flight after the invalidation", Min: 1},
 		},
 	})
 }
 
-// fenceProof is one run of MS-3's proof configuration.
-func fenceProof(s *sim.Sim) {
+// TestMS3_ProofCommunityWideFence proves MS-3 on the same configuration
+// with a community-wide invalidation in place of the membership removal:
+// the admin deletes the channel, and its channel_deleted message drops the
+// community's entries while the first load is in flight. A drop that
+// spared loading entries would let that load, which read before the
+// deletion, publish a list granting the deleted channel, and the second
+// check would be granted a channel deleted before it began.
+func TestMS3_ProofCommunityWideFence(t *testing.T) {
+	claims.Prove(t, claims.ProofCheck{
+		Claim:     "MS-3",
+		Config:    "one pod; a cold check (500 ms load); the channel deleted and its channel_deleted invalidation during that load; a second check whose load (600 ms) starts after the invalidation and ends after the first; a check after both",
+		Reduction: sim.ReductionDPOR,
+		Body:      func(s *sim.Sim) { fenceProof(s, true) },
+		Probes: []claims.Probe{
+			{Name: "ms/second-load-during-first", What: "the second load began while the first was still in flight after the invalidation", Min: 1},
+		},
+	})
+}
+
+// fenceProof is one run of MS-3's proof configuration. The admin's change
+// revokes the grant either by removing the membership (a per-user
+// invalidation) or, with deleteChannel, by deleting the channel (a
+// community-wide one).
+func fenceProof(s *sim.Sim, deleteChannel bool) {
 	ctx := context.Background()
 	k, u, ch := authz.NewID('k', 1), authz.NewID('u', 1), authz.NewID('c', 1)
 	tables := authztest.NewTables()
@@ -166,10 +215,15 @@ func fenceProof(s *sim.Sim) {
 		defer wg.Done()
 		_ = s.Sleep(ctx, 100*time.Millisecond)
 		invoke := tick()
-		if _, err := db.Write(ctx, "remove", func(t *authztest.Tables) { _ = t.SetMember(u, ch, false) }); err != nil {
+		change, msg := func(t *authztest.Tables) { _ = t.SetMember(u, ch, false) }, relay.MembershipChanged(k, u, ch)
+		if deleteChannel {
+			change = func(t *authztest.Tables) { _ = t.UpdateChannel(ch, func(c *authztest.Channel) { c.Deleted = true }) }
+			msg = relay.ChannelDeleted(k, ch)
+		}
+		if _, err := db.Write(ctx, string(msg.Kind), change); err != nil {
 			s.Failf("write: %v", err)
 		}
-		_ = r.Changed(ctx, relay.MembershipChanged(k, u, ch))
+		_ = r.Changed(ctx, msg)
 		ops = append(ops, checks.LinOp{Key: "u1/c1", Write: true, Value: false, Call: invoke, Return: tick(), Client: 2})
 		invalidated.Set()
 	})

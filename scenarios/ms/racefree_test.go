@@ -16,7 +16,8 @@ import (
 // goroutines (rt.Real): readers check (and one check in five subscribes
 // the user whose grants are never invalidated: its denials go stale) while
 // a writer changes memberships and invalidates each change, dropping
-// the whole community now and then, and a maintainer removes expired
+// the whole community now and then (accessible_all, two channel
+// deletions; visibility changes drop nothing), and a maintainer removes expired
 // entries and reads Usage and Inspect; a small cap and budget keep markers and
 // evictions in play. Once they are done, every answer must be the
 // database's: no load that raced a change published it (MS-3). Under the
@@ -104,8 +105,22 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 			return nil // a lost invalidation: the lossy user's revocations alone arrive
 		}
 		cache.Invalidate(authz.Message{Kind: authz.KindMembership, CommunityID: community, UserID: user(u), ChannelID: channel(c)})
-		if j%30 == 0 {
+		// The community-wide invalidations race the loads too (MS-3's fence
+		// holds for every drop, not only the per-user one): accessible_all
+		// every 30 writes, a visibility change between them, and two
+		// channel deletions, whose drop must keep every load that read
+		// before the deletion from publishing a list that grants it.
+		switch {
+		case j%30 == 0:
 			cache.Invalidate(authz.Message{Kind: authz.KindAccessibleAll, CommunityID: community})
+		case j%30 == 15:
+			ch := channel(1 + j%channels)
+			pool.Write(func(db *authztest.DB) { _ = db.UpdateChannel(ch, func(c *authztest.Channel) { c.Open = !c.Open }) })
+			cache.Invalidate(authz.Message{Kind: authz.KindVisibility, CommunityID: community, ChannelID: ch})
+		case j == 100 || j == 400: // channels 24 and 23: the lossy user is in 24
+			ch := channel(channels - j/400)
+			pool.Write(func(db *authztest.DB) { _ = db.UpdateChannel(ch, func(c *authztest.Channel) { c.Deleted = true }) })
+			cache.Invalidate(authz.Message{Kind: authz.KindChannelDeleted, CommunityID: community, ChannelID: ch})
 		}
 		return nil
 	}

@@ -129,8 +129,18 @@ func fallbackSeries(reason string) string {
 	panic("ms: the claims table names no fallbacks reason " + reason)
 }
 
-func countMS(w *pods.World, pod *pods.Pod) counts {
-	m := pod.MS.Metrics().Snapshot()
+// countMS counts what the database ran and what pod's membership cache
+// exports. The metrics are read as a Prometheus server reads them
+// (claims.Scrape: the text exposition through the Prometheus parser, every
+// series the claims table names with its type), never from the registry's
+// own snapshot: MS-1, MS-4 and MS-6 are about the series a dashboard sees,
+// and an exposition no scraper parses (an unquoted label value) or that
+// lacks a series fails here, whatever the registry counted.
+func countMS(w *pods.World, pod *pods.Pod) (counts, error) {
+	m, err := claims.Scrape(pod.MS.Metrics(), "membership_cache")
+	if err != nil {
+		return counts{}, fmt.Errorf("the membership cache's metrics: %w", err)
+	}
 	return counts{
 		loads:       w.DB.StatementsOf(pods.StmtActiveMemberships),
 		points:      w.DB.StatementsOf(pods.StmtIsActiveMember),
@@ -139,19 +149,15 @@ func countMS(w *pods.World, pod *pods.Pod) counts {
 		misses:      m[seriesMisses],
 		oversize:    m[seriesOversize],
 		waitTimeout: m[seriesWaitTimeout],
-	}
+	}, nil
 }
 
 // registered checks that every series the source text names for the
-// membership cache is exported.
+// membership cache is in its exposition, with the table's type, and that
+// the exposition parses (claims.Scrape).
 func registered(pod *pods.Pod) error {
-	m := pod.MS.Metrics().Snapshot()
-	for _, name := range claims.MetricsOf("membership_cache") {
-		if _, ok := m[name]; !ok {
-			return fmt.Errorf("the membership cache exports no series %s", name)
-		}
-	}
-	return nil
+	_, err := claims.Scrape(pod.MS.Metrics(), "membership_cache")
+	return err
 }
 
 func (a counts) sub(b counts) counts {

@@ -40,6 +40,30 @@ var msMutants = []Mutant{
 		Pkg:   "./scenarios/ms",
 	},
 	{
+		// Found by a mutation hunt: MS-3's world had no community-wide
+		// invalidation land during a load (its admins changed memberships
+		// only). Its churn now deletes channels and announces
+		// accessible_all while loads run, and a proof deletes the channel.
+		ID: "ms-community-inval-spares-loading", Claims: []string{"MS-3"},
+		What:  "community-wide invalidations (accessible_all, channel_deleted, malformed ones with a community) skip loading entries: a load that read before a channel was deleted publishes a list still granting it",
+		File:  "impl/membership/invalidate.go",
+		Old:   "\tc.entries.RemoveIf(func(k key, _ *entry) bool { return k.community == community })",
+		New:   "\tc.entries.RemoveIf(func(k key, e *entry) bool { return k.community == community && e.kind != Loading })",
+		Tests: "^TestMS3_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		// Found by a mutation hunt: no check shrank a user across the cap,
+		// so a marker outliving the freshness bound went unseen.
+		ID: "ms-marker-never-expires", Claims: []string{"MS-4"},
+		What:  "a PointChecks marker never expires: a user who falls below the snapshot cap stays on point checks, each counted oversize",
+		File:  "impl/membership/load.go",
+		Old:   "return &entry{kind: PointChecks, checkedOutAt: checkedOutAt, expiresAt: expiresAt}",
+		New:   "return &entry{kind: PointChecks, checkedOutAt: checkedOutAt, expiresAt: checkedOutAt.Add(1 << 62)}",
+		Tests: "^TestMS4_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
 		ID: "ms-fetch-limit-16384", Claims: []string{"MS-4"},
 		What:  "the loader fetches 16,384 IDs, so a truncated list is taken as complete",
 		File:  "impl/membership/load.go",
@@ -200,6 +224,18 @@ var msNewMutants = []Mutant{
 		Old:   "\tfor c.weight > c.budget {\n",
 		New:   "\tif c.weight > c.budget {\n",
 		Tests: "^TestMS8_",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		// Found by a mutation hunt: the MS metric checks read the
+		// registry's own snapshot; they now read the exposition through the
+		// Prometheus parser (claims.Scrape).
+		ID: "stats-vec-label-unquoted-ms", Claims: []string{"MS-4", "MS-6"},
+		What:  "the registry prints label values unquoted ({reason=oversize}): no Prometheus scraper parses the membership cache's fallbacks series",
+		File:  "impl/stats/stats.go",
+		Old:   "\t\t\t\tfmt.Fprintf(&b, \"%s{%s=%q} %d\\n\", e.name, e.vec.label, val, e.vec.counts[i].Value())",
+		New:   "\t\t\t\tfmt.Fprintf(&b, \"%s{%s=%s} %d\\n\", e.name, e.vec.label, val, e.vec.counts[i].Value())",
+		Tests: "^TestMS(4|6)_",
 		Pkg:   "./scenarios/ms",
 	},
 	// Data races no simulated check can see (mutants.Mutant.Race): the

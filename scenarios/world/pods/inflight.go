@@ -29,7 +29,17 @@ const (
 	// that pod while the first was still in flight after the invalidation
 	// (the sequence a fence that accepts any loading entry gets wrong).
 	ProbeSecondLoadAfterDrop = "pods/second-load-after-drop-during-load"
+	// ProbeCommunityDropDuringLoad: a community-wide invalidation that
+	// drops membership entries (channel_deleted, accessible_all) applied on
+	// a pod while a membership load of some user of that community was in
+	// flight there: the load read before the message, so its list may still
+	// grant a deleted channel (MS-3's fence must hold for these too).
+	ProbeCommunityDropDuringLoad = "pods/community-drop-during-load"
 )
+
+// stmtLoadsOfCommunity keys the membership loads in flight by community
+// instead of by user (a key of inflight only, no statement of its own).
+const stmtLoadsOfCommunity = StmtActiveMemberships + "/community"
 
 // inflightKey is one key's reads of one kind on one pod.
 type inflightKey struct {
@@ -84,6 +94,9 @@ func (f *inflight) invalidated(pod int, m authz.Message) {
 		mark(StmtActiveMemberships, m.UserID, ProbeDropDuringLoad)
 		mark(StmtMemberChannels, m.UserID, ProbeDropDuringMemberRead)
 		return
+	}
+	if m.Kind == authz.KindChannelDeleted || m.Kind == authz.KindAccessibleAll {
+		mark(stmtLoadsOfCommunity, m.CommunityID, ProbeCommunityDropDuringLoad)
 	}
 	mark(StmtListedOpenChannels, m.CommunityID, ProbeDropDuringOpenRead)
 }

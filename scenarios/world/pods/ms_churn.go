@@ -8,6 +8,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
+	"github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/sim"
 )
 
@@ -20,8 +21,9 @@ import (
 // (past the bound, if expiry were counted wrongly) is observed, and a load
 // that straddles a change is followed by reads of the changed key.
 //
-// Channels are never open, listed or deleted here: a membership check's
-// truth is exactly the membership row (Tables.IsActiveMember).
+// A membership check's truth is the membership row of a channel not
+// deleted (Tables.IsActiveMember): only the community admin
+// (CommunityPause, off by default) opens, closes or deletes channels.
 type MSChurn struct {
 	Community authz.ID
 	Users     []authz.ID
@@ -50,6 +52,19 @@ type MSChurn struct {
 	// SubscribeProb is the chance that a round is an explicit channel
 	// subscription (World.Subscribe) instead of write checks (MS-12).
 	SubscribeProb float64
+
+	// CommunityPause, when positive, adds a community admin who, after a
+	// pause of up to CommunityPause, announces accessible_all (every entry
+	// of the community dropped, every user reloads at once) and, up to
+	// ClientPause·2 later (while those loads run), changes a channel: it
+	// deletes the next of the last Deletions channels once its turn has
+	// come (the k-th at k/(Deletions+1) of the horizon or later), else
+	// toggles a channel's visibility. These are the community-wide
+	// invalidations (channel_deleted, accessible_all, visibility); a deleted
+	// channel's members lose it at the commit, so a load that read before
+	// the deletion holds a list that grants it (MS-3's fence).
+	CommunityPause time.Duration
+	Deletions      int
 
 	// Horizon is how long admins and clients keep going; MaxRounds bounds
 	// every task's loop whatever the pauses.
@@ -86,6 +101,8 @@ func (c MSChurn) Validate(pods int) error {
 	case c.Admins < 0 || c.AdminPause <= 0 || c.ClientPause <= 0 || c.Horizon <= 0 || c.MaxRounds <= 0:
 		return fmt.Errorf("relay: MSChurn needs positive AdminPause, ClientPause, Horizon and MaxRounds and Admins ≥ 0 (got %v, %v, %v, %d, %d)",
 			c.AdminPause, c.ClientPause, c.Horizon, c.MaxRounds, c.Admins)
+	case c.CommunityPause < 0 || c.Deletions < 0 || c.Deletions > len(c.Channels) || (c.Deletions > 0 && c.CommunityPause == 0):
+		return fmt.Errorf("pods: MSChurn needs CommunityPause ≥ 0 and 0–%d Deletions, made by a community admin (CommunityPause > 0); got %v, %d", len(c.Channels), c.CommunityPause, c.Deletions)
 	case c.GrantProb < 0 || c.GrantProb > 1 || c.CancelProb < 0 || c.CancelProb > 1 || c.SubscribeProb < 0 || c.SubscribeProb > 1:
 		return fmt.Errorf("relay: MSChurn probabilities must be in [0, 1]")
 	}
@@ -160,6 +177,13 @@ func (c MSChurn) Run(ctx context.Context, w *World) (errs int, err error) {
 		}
 	}
 	wg.Add(c.Admins + len(readPods)*len(c.Users)*c.ClientsPerUser)
+	if c.CommunityPause > 0 {
+		wg.Add(1)
+		s.Go("ms-community-admin", func() {
+			defer wg.Done()
+			c.communityAdmin(ctx, w, writePods, end, count)
+		})
+	}
 	for a := range c.Admins {
 		s.Go(fmt.Sprintf("ms-admin%d", a), func() {
 			defer wg.Done()
@@ -213,4 +237,40 @@ func (c MSChurn) Run(ctx context.Context, w *World) (errs int, err error) {
 	}
 	_ = wg.Wait(ctx)
 	return errs, nil
+}
+
+// communityAdmin makes the community-wide changes (CommunityPause) until
+// end.
+func (c MSChurn) communityAdmin(ctx context.Context, w *World, writePods []*Pod, end time.Duration, count func(error)) {
+	s := w.S
+	start := s.Elapsed()
+	client := -1 - c.Admins
+	deleted := 0
+	for range c.MaxRounds {
+		if !s.KeepsLeft(sim.KeepOperation) {
+			_ = s.Sleep(ctx, end-s.Elapsed())
+			return
+		}
+		w.pause(ctx, c.CommunityPause)
+		if s.Elapsed() >= end {
+			return
+		}
+		count(w.Announce(ctx, pick(w, writePods), client, relay.AccessibleChanged(c.Community)))
+		w.pause(ctx, 2*c.ClientPause)
+		if s.Elapsed() >= end {
+			return
+		}
+		turn := start + time.Duration(deleted+1)*c.Horizon/time.Duration(c.Deletions+1)
+		if deleted < c.Deletions && s.Elapsed() >= turn {
+			ch := c.Channels[len(c.Channels)-c.Deletions+deleted]
+			deleted++
+			count(w.Write(ctx, pick(w, writePods), client, Delete, c.Community, authz.ID{}, ch))
+			continue
+		}
+		change := MakeOpen
+		if s.Rand().IntN(2) == 0 {
+			change = MakePrivate
+		}
+		count(w.Write(ctx, pick(w, writePods), client, change, c.Community, authz.ID{}, pick(w, c.Channels)))
+	}
 }

@@ -106,6 +106,7 @@ func (c conn) ListedOpenChannels(ctx context.Context, community authz.ID) ([]aut
 func (c conn) ActiveMemberships(ctx context.Context, community, user authz.ID, limit int) ([]authz.ID, error) {
 	defer c.done(StmtActiveMemberships)
 	defer c.track(StmtActiveMemberships, user)()
+	defer c.track(stmtLoadsOfCommunity, community)()
 	ids, err := simdb.Query(ctx, c.c, StmtActiveMemberships, countIDs, func(t *authztest.Tables) []authz.ID {
 		return t.MemberChannels(community, user, limit)
 	})

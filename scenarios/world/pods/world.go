@@ -338,6 +338,22 @@ func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, comm
 	return perr
 }
 
+// Announce applies msg through pod's production write path (relay.Changed:
+// drop locally, then publish), as Write does after its commit, for a
+// community-wide change the tables keep no row of (accessible_all): no
+// tracked key's truth changes, so nothing is recorded in the history. It
+// is an operation a shrinker may drop (then ErrSkipped).
+func (w *World) Announce(ctx context.Context, pod *Pod, client int, msg authz.Message) error {
+	if !w.S.KeepFor(sim.KeepOperation, "*/"+Short(msg.CommunityID)+"/*/*") {
+		return ErrSkipped
+	}
+	op := w.opBegin(string(msg.Kind), pod, client, msg.CommunityID)
+	err := pod.Relay.Changed(ctx, msg)
+	w.flights.invalidated(pod.ID, msg)
+	w.opEnd(op, err, "announced")
+	return err
+}
+
 func (w *World) record(r ReadOp) {
 	if w.History.full() {
 		w.S.Failf("pods: history limit of %d operations exceeded", w.cfg.MaxOps)
