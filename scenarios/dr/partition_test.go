@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,41 @@ import (
 
 // partition is what one seed of DR-1 measured.
 type partition struct {
-	smp                             claims.Sample
-	points, atCutoff, steps, bucket int64
+	smp                   claims.Sample
+	points, steps, bucket int64
+	// below, at and above count, over the steps, the points buffered 1 ns
+	// before a cutoff, exactly on it and 1 ns after it.
+	below, at, above int64
+}
+
+// The boundary probes of DR-1: a drain, a prune and a drain into buckets
+// that met a point 1 ns before, exactly on, and 1 ns after its cutoff. An
+// off-by-one of the cutoff in any one of the three (a split at cut-1 or
+// cut+1) shows only at one of these relations.
+var boundaryRelations = []struct {
+	name string
+	off  int64 // the point's timestamp minus the cutoff
+}{{"1ns-below", -1}, {"at", 0}, {"1ns-above", +1}}
+
+func boundaryProbe(step, relation string) string {
+	return "dr/point-" + relation + "-" + step + "-cutoff"
+}
+
+// partitionSteps are DR-1's three steps, as the probes name them.
+var partitionSteps = []string{"drain", "prune", "bucket-drain"}
+
+// boundaryProbes declares every step's probes: each seed meets all three
+// relations at every step (boundaryPoints records them), so each must be
+// reached once per seed.
+func boundaryProbes(seeds int) []claims.Probe {
+	var out []claims.Probe
+	for _, step := range partitionSteps {
+		for _, rel := range boundaryRelations {
+			out = append(out, probe(boundaryProbe(step, rel.name),
+				fmt.Sprintf("a point buffered %s the cutoff of a %s", strings.ReplaceAll(rel.name, "1ns-", "1 ns "), step), int64(seeds)))
+		}
+	}
+	return out
 }
 
 // partitionStamps draws the timestamps of one DR-1 seed, per key: the
@@ -58,8 +92,9 @@ func wrongSide(drained, kept []model.Point, cutoff int64) int64 {
 // partitionSeed is one seed of DR-1 on the production collector: record
 // perKey points per key out of order, then drain, record more, prune, record
 // more and drain into buckets, each against the plain partition of
-// everything recorded (model.Partition, model.Aggregate). Cutoffs are
-// timestamps of recorded points, so a point lies exactly on each cutoff.
+// everything recorded (model.Partition, model.Aggregate). Each cutoff is
+// drawn 1 ns before, on or 1 ns after a recorded point, and every step
+// meets a point 1 ns before its cutoff, one on it and one 1 ns after it.
 // The figure is the points that ended on the wrong side of a cutoff; any
 // other difference from the plain partition (order, a lost or doubled
 // point, a bucket's sums) is a wrong observation.
@@ -76,28 +111,59 @@ func partitionSeed(s *sim.Sim, keys []string, perKey int) (partition, error) {
 	s.Note("DR-1: %d keys x %d points, bucket width %v", len(keys), perKey, width)
 	var log []model.Point // everything buffered, in recorded order
 	value := 0.0
+	add := func(k int, ts int64) error {
+		value++
+		p := model.Point{Key: keys[k], TS: ts, Value: value}
+		if err := c.Record(p.Key, time.Unix(0, p.TS).UTC(), p.Value); err != nil {
+			return err
+		}
+		log = append(log, p)
+		out.points++
+		return nil
+	}
+	// record records n points on keys drawn at random. One in eight is
+	// moved 1 ns off the Spacing grid, either way: on the grid alone, no
+	// point lay 1 ns from a cutoff, and a split at cut-1 passed.
 	record := func(n int) error {
 		log = slices.Grow(log, n) // one copy per step, not a doubling of up to 1.2 million points
 		for range n {
-			value++
 			k := r.IntN(len(keys))
-			p := model.Point{Key: keys[k], TS: stamps[k].Next(r), Value: value}
-			if err := c.Record(p.Key, time.Unix(0, p.TS).UTC(), p.Value); err != nil {
+			ts := stamps[k].Next(r)
+			if r.IntN(8) == 0 {
+				ts += int64(2*r.IntN(2) - 1)
+			}
+			if err := add(k, ts); err != nil {
 				return err
 			}
-			log = append(log, p)
 		}
-		out.points += int64(n)
 		return nil
 	}
-	cutoff := func() int64 {
-		cut := log[r.IntN(len(log))].TS
+	// cutoff draws the cutoff of a step 1 ns before, on, or 1 ns after a
+	// buffered point's timestamp, then makes sure a point is buffered at
+	// each of the three relations to it (recording one on a random key
+	// where none is: it lands in its key's newest chunk, out of order), so
+	// that every step must keep the point on its cutoff and the one after,
+	// and take the one before (DR-1: the split at the cutoff, not next to
+	// it). The probes count the relations each step met.
+	cutoff := func(step string) (int64, error) {
+		cut := log[r.IntN(len(log))].TS + int64(r.IntN(3)) - 1
+		var met [3]int64
 		for _, p := range log {
-			if p.TS == cut {
-				out.atCutoff++
+			if d := p.TS - cut; -1 <= d && d <= 1 {
+				met[d+1]++
 			}
 		}
-		return cut
+		for i, rel := range boundaryRelations {
+			if met[i] == 0 {
+				if err := add(r.IntN(len(keys)), cut+rel.off); err != nil {
+					return 0, err
+				}
+				met[i]++
+			}
+			s.Probe(boundaryProbe(step, rel.name))
+		}
+		out.below, out.at, out.above = out.below+met[0], out.at+met[1], out.above+met[2]
+		return cut, nil
 	}
 	// step judges one drain or prune: the figure, and every difference.
 	step := func(what string, cut int64, gotDrained, gotKept, wantDrained, wantKept []model.Point) {
@@ -123,7 +189,10 @@ func partitionSeed(s *sim.Sim, keys []string, perKey int) (partition, error) {
 	if err := record(perKey * len(keys)); err != nil {
 		return out, err
 	}
-	cut := cutoff()
+	cut, err := cutoff("drain")
+	if err != nil {
+		return out, err
+	}
 	got, _, err := c.DrainPoints(ctx, time.Unix(0, cut).UTC())
 	if err != nil {
 		return out, err
@@ -136,7 +205,9 @@ func partitionSeed(s *sim.Sim, keys []string, perKey int) (partition, error) {
 	if err := record(perKey / 4 * len(keys)); err != nil {
 		return out, err
 	}
-	cut = cutoff()
+	if cut, err = cutoff("prune"); err != nil {
+		return out, err
+	}
 	n, err := c.Prune(time.Unix(0, cut).UTC())
 	if err != nil {
 		return out, err
@@ -154,7 +225,9 @@ func partitionSeed(s *sim.Sim, keys []string, perKey int) (partition, error) {
 	if err := record(perKey / 4 * len(keys)); err != nil {
 		return out, err
 	}
-	cut = cutoff()
+	if cut, err = cutoff("bucket-drain"); err != nil {
+		return out, err
+	}
 	buckets, _, err := c.Drain(ctx, time.Unix(0, cut).UTC())
 	if err != nil {
 		return out, err
@@ -210,19 +283,22 @@ func TestDR1_PlainPartition(t *testing.T) {
 				Sample: func(p partition) claims.Sample {
 					tally := map[string]int64{}
 					tally["steps"] += int64(p.steps)
-					tally["atCutoff"] += int64(p.atCutoff)
+					tally["below"] += p.below
+					tally["atCutoff"] += p.at
+					tally["above"] += p.above
 					tally["bucket"] += int64(p.bucket)
 					p.smp.Of = p.points
 					p.smp.Tally = tally
 					return p.smp
 				},
 				Measured: func(o claims.Outcome) string {
-					return fmt.Sprintf("%s points on the wrong side of a cutoff and %d other differences from the plain partition over %d points at %d/key: %d drain/prune/bucket steps, %d points exactly on a cutoff, %d buckets",
-						o.WorstText(), o.Wrong, o.Of, size.perKey, o.Tally["steps"], o.Tally["atCutoff"], o.Tally["bucket"])
+					return fmt.Sprintf("%s points on the wrong side of a cutoff and %d other differences from the plain partition over %d points at %d/key: %d drain/prune/bucket steps, with %d points 1 ns before a cutoff, %d exactly on one and %d 1 ns after one; %d buckets",
+						o.WorstText(), o.Wrong, o.Of, size.perKey, o.Tally["steps"], o.Tally["below"], o.Tally["atCutoff"], o.Tally["above"], o.Tally["bucket"])
 				},
 				Note: func(claims.Outcome) string {
-					return "out-of-order timestamps per key: nearly ordered with 2% up to 5 s late, or shuffled over the whole span; cutoffs fall on recorded points"
+					return "out-of-order timestamps per key: nearly ordered with 2% up to 5 s late, or shuffled over the whole span, one in eight 1 ns off the millisecond grid; each cutoff 1 ns before, on or 1 ns after a recorded point, with points at all three relations"
 				},
+				Probes: boundaryProbes(size.seeds),
 			})
 		})
 	}

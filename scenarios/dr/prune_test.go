@@ -3,10 +3,12 @@ package dr
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/windtunnel/windtunnel/checks"
+	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
@@ -216,9 +218,12 @@ func TestDR10_PruneOutOfOrder(t *testing.T) {
 	claims.Run(t, claims.Check[pruneSeed]{
 		Claim: "DR-10", Seeds: 10,
 		Fly: func(s *sim.Sim, _ claims.Bound) (pruneSeed, error) {
-			_, r, err := fly(s, drain.Config{Keys: keys, Inspect: true},
+			w, r, err := fly(s, drain.Config{Keys: keys, Inspect: true},
 				drain.Plan{Preload: 4_000, Recorders: 2, RecordsEach: 20, Drainers: 3, DrainsEach: 4, DrainDelay: 4, Prunes: 16,
 					Hook: drain.HookPlan{Records: true, Prune: true}, FinalDrain: true}, "DR-10")
+			if err == nil {
+				err = cutoffsMet(s, w.History())
+			}
 			return pruneFigures(r), err
 		},
 		Sample: func(x pruneSeed) claims.Sample {
@@ -233,6 +238,39 @@ func TestDR10_PruneOutOfOrder(t *testing.T) {
 		Probes: []claims.Probe{
 			probe(drain.ProbePruneInSplit, "a prune between a drain's two swaps", 10),
 			probe(drain.ProbeDrainDuringPrune, "a drain called while a prune held the write lock", 1),
+			probe(probeDrainMetBelow, "a drain that met a point buffered 1 ns before its cutoff", 5),
 		},
 	})
+}
+
+// probeDrainMetBelow: a drain that met a point buffered 1 ns before its
+// cutoff (World.Cutoff), the point a split next to the cutoff (at cut-1)
+// keeps. Cutoffs drawn on the millisecond grid never met one. (The prunes
+// of the world meet one seldom: they run before the first drain or never
+// concern preloaded points; DR-1 makes every prune meet one.)
+const probeDrainMetBelow = "dr/drain-met-a-point-1ns-below-its-cutoff"
+
+// cutoffsMet replays h in the collector's lock order, as the checkers
+// linearize it (checks.CollectorOrder), and probes each drain that met a
+// point buffered 1 ns before its cutoff. The checkers hold every drain's
+// points and every prune's count to the plain partition there.
+func cutoffsMet(s *sim.Sim, h *checks.CollectorHistory) error {
+	evs, err := checks.CollectorOrder(h)
+	if err != nil {
+		return fmt.Errorf("DR-10: %w", err)
+	}
+	var state []model.Point
+	for _, e := range evs {
+		switch e.Kind {
+		case checks.CollectorRecord:
+			state = append(state, e.Point)
+		case checks.CollectorPrune, checks.CollectorDrain:
+			cut := e.Op.In.Cutoff
+			if e.Kind == checks.CollectorDrain && slices.ContainsFunc(state, func(p model.Point) bool { return p.TS == cut-1 }) {
+				s.Probe(probeDrainMetBelow)
+			}
+			_, state = model.PartitionInPlace(state, cut)
+		}
+	}
+	return nil
 }

@@ -149,18 +149,25 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 		if err := wk.Stop(ctx); err != nil {
 			return run, err
 		}
-		// The worker's own Errors() is the count under test; the registry's
-		// series, by the name the claims table gives, is what a scrape sees.
-		snap := reg.Snapshot()
+		// The worker's own Errors() is the count under test; the series, by
+		// the name and type the claims table gives, is read as a Prometheus
+		// server reads it: the registry's text exposition through the
+		// Prometheus parser (claims.Scrape), not the registry's own
+		// Snapshot, which passed an exposition no scraper could parse (a
+		// label value printed unquoted).
+		scraped, err := claims.Scrape(&reg, "worker_errors")
+		if err != nil {
+			return run, fmt.Errorf("DR-9: scraping the worker's metrics: %w", err)
+		}
 		run.cycles, run.injected = wk.Cycles(), int64(len(injected))
-		run.errs = snap[series]
+		run.errs = scraped[series]
 		run.left = c.Len()
 
 		switch {
 		case run.calls != want || run.cycles != want:
 			return run, fmt.Errorf("DR-9: %d drain calls and %d cycles in %v at one per %v, want %d (failures: %v)", run.calls, run.cycles, duration+period/2, period, want, injected)
-		case !registered(snap, series):
-			return run, fmt.Errorf("DR-9: the registry has no series %s (it has %d series)", series, len(snap))
+		case !registered(scraped, series):
+			return run, fmt.Errorf("DR-9: the exposition has no series %s (it has %d series)", series, len(scraped))
 		case run.errs != run.injected:
 			return run, fmt.Errorf("DR-9: %s counts %d failed cycles, %d failed (%v)", series, run.errs, run.injected, injected)
 		case int64(len(logs)) != run.injected:

@@ -1,6 +1,7 @@
 package mutants
 
-// drMutants are the metrics-drain mutants (DR-*), all in impl/collector.
+// drMutants are the metrics-drain mutants (DR-*), in impl/collector and,
+// for the exposition DR-9's series is read through, impl/stats.
 // The claim checks are in scenarios/dr (doc.go lists them); each mutant
 // names the tests that must catch it. Claims lists every claim whose test
 // catches it, the claim CLAIMS.md names it under first.
@@ -132,6 +133,21 @@ var drMutants = []Mutant{
 		Pkg:   "./scenarios/dr",
 	},
 	{
+		// Found by a mutation hunt: every timestamp was on the stamps'
+		// millisecond grid and every cutoff a point's timestamp, so no point
+		// lay 1 ns before a cutoff. DR-1 now draws each cutoff 1 ns before,
+		// on or 1 ns after a point and meets all three at every step; the
+		// world's drain and prune cutoffs are drawn the same way, so DR-11's
+		// prunes meet such points too.
+		ID: "dr-prune-cutoff-minus-one", Claims: []string{"DR-1", "DR-11"},
+		What:  "prune splits at cutoff-1 ns: a point 1 ns before the cutoff is kept, not pruned",
+		File:  "impl/collector/collector.go",
+		Old:   "d, k, _ := s.split(cut)",
+		New:   "d, k, _ := s.split(cut - 1)",
+		Tests: "^TestDR(1|11)_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
 		ID: "dr-aggregate-dimension-dropped", Claims: []string{"DR-11"},
 		What:  "the bucket index is not reset per key, so a key's points are summed into the bucket of an earlier key with the same start: keys that differ only in a dimension merge",
 		File:  "impl/collector/aggregate.go",
@@ -248,6 +264,19 @@ var drMutants = []Mutant{
 		File:  "impl/collector/worker.go",
 		Old:   "if err == nil || (w.ctx.Err() != nil && errors.Is(err, w.ctx.Err())) {",
 		New:   "if err == nil || (false && errors.Is(err, w.ctx.Err())) {",
+		Tests: "^TestDR9_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		// Found by a mutation hunt: DR-9's check read the registry's own
+		// snapshot, which quotes label values whatever the exposition
+		// prints; it now reads the exposition through the Prometheus parser
+		// (claims.Scrape).
+		ID: "stats-vec-label-unquoted-dr", Claims: []string{"DR-9"},
+		What:  "the exposition prints label values unquoted (worker_errors_total{worker=metrics_flush}): not Prometheus text, no scraper reads the flush worker's error counter",
+		File:  "impl/stats/stats.go",
+		Old:   "\t\t\t\tfmt.Fprintf(&b, \"%s{%s=%q} %d\\n\", e.name, e.vec.label, val, e.vec.counts[i].Value())",
+		New:   "\t\t\t\tfmt.Fprintf(&b, \"%s{%s=%s} %d\\n\", e.name, e.vec.label, val, e.vec.counts[i].Value())",
 		Tests: "^TestDR9_",
 		Pkg:   "./scenarios/dr",
 	},

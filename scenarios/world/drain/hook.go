@@ -107,8 +107,7 @@ func (w *World) onYield() {
 	if plan.Prune {
 		task := fmt.Sprintf("hook-pruner-%d", n)
 		ev := s.NewEvent(task + ".done")
-		from := w.Stamps.Base - int64(20*time.Second)
-		cutoff := from + s.Rand().Int64N(w.PruneHorizon-from+1)
+		cutoff := w.PruneCutoff()
 		s.Go(task, func() {
 			defer ev.Set()
 			if !s.Keep(sim.KeepOperation) {

@@ -154,8 +154,7 @@ func (w *World) Run(p Plan) {
 			defer wg.Done()
 			for range p.Prunes {
 				w.pause(p.Pause)
-				from := w.Stamps.Base - int64(20*time.Second)
-				cutoff := from + s.Rand().Int64N(w.PruneHorizon-from+1)
+				cutoff := w.PruneCutoff()
 				if s.Keep(sim.KeepOperation) {
 					check(w.Prune("pruner", cutoff))
 				}

@@ -404,15 +404,46 @@ func (w *World) CheckInvariants(where string) {
 	}
 }
 
-// Cutoff returns a drain cutoff: the timestamp of a point recorded so far,
-// drawn at random (so that a point lies exactly on the cutoff), and never
-// older than PruneHorizon.
+// Cutoff returns a drain cutoff: 1 ns before, on, or 1 ns after the
+// timestamp of a point recorded so far, drawn at random (boundary), and
+// never older than PruneHorizon.
 func (w *World) Cutoff() int64 {
 	if len(w.recorded) == 0 {
 		return w.PruneHorizon
 	}
-	return max(w.recorded[w.S.Rand().IntN(len(w.recorded))], w.PruneHorizon)
+	i := w.S.Rand().IntN(len(w.recorded))
+	return max(boundary(w.recorded[i], i), w.PruneHorizon)
 }
+
+// PruneCutoff returns a prune cutoff: a time drawn at random from 20 s
+// before the base to PruneHorizon, moved to 1 ns before, on, or 1 ns after
+// the newest preloaded point at or before it (boundary), and never newer
+// than PruneHorizon. The candidates are the preload's alone, which no
+// shrink drops: a cutoff drawn from the points the run recorded would prune
+// differently once a record was dropped, change the keys the next drain
+// splits and so its yields, and shift the replay.
+func (w *World) PruneCutoff() int64 {
+	from := w.Stamps.Base - int64(20*time.Second)
+	cut := from + w.S.Rand().Int64N(w.PruneHorizon-from+1)
+	near, k := int64(0), -1
+	for i, p := range w.Initial {
+		if p.TS <= cut && (k < 0 || p.TS > near) {
+			near, k = p.TS, i
+		}
+	}
+	if k < 0 {
+		return cut
+	}
+	return min(boundary(near, k), w.PruneHorizon)
+}
+
+// boundary moves cutoff ts by -1, 0 or +1 ns as i is 0, 1 or 2 modulo 3.
+// On the Spacing grid alone a cutoff drawn from a point's timestamp had a
+// point on it but never 1 ns from it, and a split at cut-1 or cut+1 then
+// took and kept exactly the points the cutoff's would (DR-1). Taking the
+// offset from the index already drawn leaves the random stream, and so
+// every other draw of the run, as it was.
+func boundary(ts int64, i int) int64 { return ts + int64(i%3) - 1 }
 
 // RecordedTS returns a timestamp recorded so far on key, at random (the
 // base if none was), so that a query bound can fall exactly on a point.
