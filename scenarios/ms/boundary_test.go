@@ -58,11 +58,7 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 					members[u][i] = c + 1 // channels 1..memberships, granted in a random order
 				}
 			}
-			tables, err := tablesOf(nChannels, members)
-			if err != nil {
-				return smp, err
-			}
-			w, err := onePod(s, tables, simdb.Config{PoolSize: 8, Latency: simdb.Latency{BaseMin: 100 * time.Microsecond, BaseMax: time.Millisecond}}, pods.Config{})
+			w, tables, err := boundaryPod(s, nChannels, members)
 			if err != nil {
 				return smp, err
 			}
@@ -164,11 +160,7 @@ func TestMS4_MarkerExpiresWhenUserShrinks(t *testing.T) {
 			for i, c := range perm {
 				members[0][i] = c + 1
 			}
-			tables, err := tablesOf(nChannels, members)
-			if err != nil {
-				return smp, err
-			}
-			w, err := onePod(s, tables, simdb.Config{PoolSize: 8, Latency: simdb.Latency{BaseMin: 100 * time.Microsecond, BaseMax: time.Millisecond}}, pods.Config{})
+			w, _, err := boundaryPod(s, nChannels, members)
 			if err != nil {
 				return smp, err
 			}
@@ -247,4 +239,16 @@ func TestMS4_MarkerExpiresWhenUserShrinks(t *testing.T) {
 			return fmt.Sprintf("one pod, pool of 8, default configuration; one user from %d–%d down to %d–%d memberships, the removals' invalidations lost", capIDs+1, capIDs+16, capIDs-63, capIDs)
 		},
 	})
+}
+
+// boundaryPod is the one-pod world of the MS-4 boundary checks: nChannels
+// channels, the users' memberships, and a fast database pool (the checks
+// count loads and point checks, not their latency).
+func boundaryPod(s *sim.Sim, nChannels int, members [][]int) (*pods.World, authztest.Tables, error) {
+	tables, err := tablesOf(nChannels, members)
+	if err != nil {
+		return nil, tables, err
+	}
+	w, err := onePod(s, tables, simdb.Config{PoolSize: 8, Latency: simdb.Latency{BaseMin: 100 * time.Microsecond, BaseMax: time.Millisecond}}, pods.Config{})
+	return w, tables, err
 }
