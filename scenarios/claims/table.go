@@ -318,10 +318,8 @@ func MetricsNamed(prefix string) []Metric {
 // prefix ("open_channels_cache", "membership_cache", "inactivity_cop").
 func MetricsOf(prefix string) []string {
 	var out []string
-	for _, m := range Metrics {
-		if strings.HasPrefix(m.Name, prefix) {
-			out = append(out, m.Series())
-		}
+	for _, m := range MetricsNamed(prefix) {
+		out = append(out, m.Series())
 	}
 	return out
 }
