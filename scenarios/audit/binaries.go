@@ -80,6 +80,12 @@ func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overl
 		}
 		return bins, failed
 	}
+	if r.buildTogether(ctx, dir, pkgs, overlay, flags) {
+		for _, pkg := range pkgs {
+			bins[pkg] = testBinary(dir, pkg)
+		}
+		return bins, failed
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sem := make(chan struct{}, max(parallel, 1))
@@ -112,6 +118,52 @@ func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overl
 	}
 	wg.Wait()
 	return bins, failed
+}
+
+// buildTogether builds pkgs' test binaries with one go command (go test
+// -c -o DIR/ with every package) and moves each to its testBinary name. It
+// reports whether every one was built; on false the caller builds them one
+// package at a time, which names the packages that do not build. One
+// command instead of one per package: the go command's own work for a
+// package whose compiled and linked test binary it already holds (loading
+// the packages, hashing their files, copying the binary out of its cache)
+// was 1.45 CPU-s a call, and an audit makes 15 of them (the claim
+// binaries, the schema builds and the race schema builds, five families
+// each); five in one call took 4.9 CPU-s instead of 7.3.
+func (r Runner) buildTogether(ctx context.Context, dir string, pkgs []string, overlay string, flags []string) bool {
+	if len(pkgs) < 2 {
+		return false
+	}
+	seen := map[string]bool{} // go names each binary by its package's last element
+	for _, pkg := range pkgs {
+		base := filepath.Base(pkg)
+		if seen[base] || base == "." || base == "..." {
+			return false
+		}
+		seen[base] = true
+	}
+	tmp, err := os.MkdirTemp(dir, "together-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(tmp)
+	args := append([]string{"test", "-c", "-o", tmp + string(filepath.Separator)}, flags...)
+	if overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "go", append(args, pkgs...)...)
+	cmd.Dir = r.Root
+	if err := cmd.Run(); err != nil {
+		return false
+	}
+	for _, pkg := range pkgs {
+		if err := os.Rename(filepath.Join(tmp, filepath.Base(pkg)+".test"), testBinary(dir, pkg)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // familyBinaries are the claim phase's test binaries for pkgs: the

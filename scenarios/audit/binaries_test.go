@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +89,39 @@ func TestAPackageThatDoesNotBuildIsReportedAsGoTestWould(t *testing.T) {
 	out, err := os.ReadFile(filepath.Join(r.Out, "claims", "output.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "cannot use \"not a number\"")
+}
+
+// TestBuildTestsBuildsTogetherOrOneByOne: packages whose binaries go can
+// name apart are built by one go command, and each binary lands at its
+// testBinary name and runs its own tests; packages whose last elements
+// collide (go would write both to one name) are built one at a time, each
+// to its own name. Nothing of the shared build is left behind.
+func TestBuildTestsBuildsTogetherOrOneByOne(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs go test -c")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	r := Runner{Root: root, Out: t.TempDir(), Log: io.Discard, Timeout: 5 * time.Minute}
+	for _, pkgs := range [][]string{
+		{"./scenarios/audit/testdata/order/fast", "./scenarios/audit/testdata/order/slow"},
+		{"./scenarios/audit/testdata/order/fast", "./scenarios/audit/testdata/twin/fast"},
+	} {
+		dir := t.TempDir()
+		assert.Equal(t, len(pkgs) == 2 && filepath.Base(pkgs[0]) != filepath.Base(pkgs[1]), r.buildTogether(context.Background(), t.TempDir(), pkgs, "", nil),
+			"built together exactly when go can name the binaries apart: %v", pkgs)
+		bins, failed := r.buildTests(context.Background(), dir, pkgs, "", 2)
+		require.Empty(t, failed)
+		require.Len(t, bins, len(pkgs))
+		for _, pkg := range pkgs {
+			require.Equal(t, testBinary(dir, pkg), bins[pkg])
+			out, err := exec.Command(bins[pkg], "-test.list", ".").CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.NotEmpty(t, strings.TrimSpace(string(out)), "%s lists its own tests", pkg)
+		}
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Len(t, entries, len(pkgs), "only the binaries are left: %v", entries)
+	}
 }
