@@ -138,9 +138,38 @@ func (u *UnionCache) read(ctx context.Context, community, reader authz.ID) ([]au
 	if err != nil {
 		return nil, fmt.Errorf("model: UnionCache: open channels: %w", err)
 	}
-	ids := append(slices.Clone(member), open...)
-	slices.SortFunc(ids, authz.Compare)
-	return slices.Compact(ids), nil
+	return sortedUnion(member, open), nil
+}
+
+// sortedUnion is the sorted union of a and b without duplicates, in a new
+// slice. A community's open channels usually come sorted (the tables list
+// them in insertion order): then only the reader's few memberships are
+// sorted and the two merged, where sorting both together made OC-8's
+// 600 misses of 2,000 open channels each a quarter of its check's time.
+func sortedUnion(a, b []authz.ID) []authz.ID {
+	if len(a)+len(b) == 0 {
+		return slices.Clone(a) // as the sort of nothing was: nil when a is
+	}
+	out := make([]authz.ID, 0, len(a)+len(b))
+	if !slices.IsSortedFunc(b, authz.Compare) {
+		out = append(append(out, a...), b...)
+		slices.SortFunc(out, authz.Compare)
+		return slices.Compact(out)
+	}
+	a = slices.SortedFunc(slices.Values(a), authz.Compare)
+	for len(a) > 0 || len(b) > 0 {
+		var next authz.ID
+		switch {
+		case len(b) == 0 || (len(a) > 0 && authz.Compare(a[0], b[0]) <= 0):
+			next, a = a[0], a[1:]
+		default:
+			next, b = b[0], b[1:]
+		}
+		if len(out) == 0 || out[len(out)-1] != next {
+			out = append(out, next)
+		}
+	}
+	return out
 }
 
 // Invalidate applies an invalidation: membership drops that reader's union;
