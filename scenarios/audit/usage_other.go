@@ -1,0 +1,5 @@
+//go:build !unix
+
+package audit
+
+func childrenUsage() (Usage, bool) { return Usage{}, false }
