@@ -142,10 +142,14 @@ func (u *UnionCache) read(ctx context.Context, community, reader authz.ID) ([]au
 }
 
 // sortedUnion is the sorted union of a and b without duplicates, in a new
-// slice. A community's open channels usually come sorted (the tables list
-// them in insertion order): then only the reader's few memberships are
-// sorted and the two merged, where sorting both together made OC-8's
-// 600 misses of 2,000 open channels each a quarter of its check's time.
+// slice: the answer the old miss computed by sorting both together. A
+// community's open channels usually come sorted (the tables list them in
+// insertion order): then only the reader's few memberships are sorted and
+// the two merged, which took OC-8's check (600 misses of 2,000 open
+// channels each) from 1.64 to 1.42 s at 20 seeds. It is the baseline's
+// own and not accesschannels' union: the old design is kept apart from
+// the one it is compared with, and its database reads, which OC-8 counts,
+// do not depend on how it sorts in memory.
 func sortedUnion(a, b []authz.ID) []authz.ID {
 	if len(a)+len(b) == 0 {
 		return slices.Clone(a) // as the sort of nothing was: nil when a is
