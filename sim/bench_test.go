@@ -17,14 +17,21 @@ import (
 //
 //	go test ./sim -run '^$' -bench . -benchmem
 //
+// or, for the goals' ratios alone, each from one op (the paired
+// sub-benchmarks):
+//
+//	go test ./sim -run '^$' -bench /paired -benchtime 20x -count 3
+//
 // The goals (issue "Seeds at scale and speed"): BenchmarkSchedulerStep at
 // most 1.2x BenchmarkBareCoroutine with 0 allocs/step; BenchmarkSteps at 512
-// tasks at most 1.3x its 2-task figure for each of random, pct and mutex;
+// tasks at most 1.3x its 2-task figure for each of random, pct and mutex
+// (BenchmarkSteps/paired reports both, and the floors under them);
 // BenchmarkSleep nearly flat from 1 to 100,000 pending timers;
-// BenchmarkLockReadSleep/sim at most 0.8x BenchmarkLockReadSleep/synctest
-// (sim-pct is the same program under PCT, which switches tasks only where a
-// goroutine would: see BenchmarkLockReadSleep; floor is the cost of its
-// coroutine switches alone).
+// BenchmarkLockReadSleep/sim at most 0.8x BenchmarkLockReadSleep/synctest,
+// which BenchmarkLockReadSleep/paired reports as sim/synctest (sim-pct is
+// the same program under PCT, which switches tasks only where a goroutine
+// would: see BenchmarkLockReadSleep; floor is the cost of its coroutine
+// switches alone).
 // TestCommonPathsDoNotAllocate turns the 0 allocs/step goal into a failing
 // test.
 //
@@ -121,8 +128,36 @@ func BenchmarkSchedulerStep(b *testing.B) {
 func measureSteps(b *testing.B, strategy Strategy, tasks int, setup func(s *Sim) func()) {
 	b.StopTimer()
 	var m0, m1 runtime.MemStats
-	var first, last, switches int64
-	res := Run(Config{Seed: 1, Strategy: strategy, MaxSteps: math.MaxInt64}, func(s *Sim) {
+	steps, switches, err := runSteps(strategy, tasks, int64(b.N), setup,
+		func() {
+			runtime.ReadMemStats(&m0)
+			b.StartTimer()
+		},
+		func() {
+			b.StopTimer()
+			runtime.ReadMemStats(&m1)
+		})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(steps), "ns/step")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(steps), "allocs/step")
+	b.ReportMetric(float64(switches)/float64(steps), "switches/step")
+}
+
+// runSteps is measureSteps' run: once every task has started, it calls
+// started, lets the tasks take n steps, and calls ended; it returns the
+// steps and coroutine switches taken in between.
+func runSteps(strategy Strategy, tasks int, n int64, setup func(s *Sim) func(), started, ended func()) (steps, switches int64, err error) {
+	steps, switches, _, err = runStepsRecorded(strategy, tasks, n, setup, started, ended, false)
+	return steps, switches, err
+}
+
+// runStepsRecorded is runSteps, which also returns, when record is set, the
+// tasks the measured steps went to, in order.
+func runStepsRecorded(strategy Strategy, tasks int, n int64, setup func(s *Sim) func(), started, ended func(), record bool) (steps, switches int64, decisions []int32, err error) {
+	var first int64
+	res := Run(Config{Seed: 1, Strategy: strategy, MaxSteps: math.MaxInt64, RecordDecisions: record}, func(s *Sim) {
 		op := setup(s)
 		ready := s.NewWaitGroup("ready")
 		start := s.NewEvent("start")
@@ -145,56 +180,208 @@ func measureSteps(b *testing.B, strategy Strategy, tasks int, setup func(s *Sim)
 			s.Go(fmt.Sprint("w", i), worker)
 		}
 		_ = ready.Wait(bg)
-		runtime.ReadMemStats(&m0)
 		first = s.steps
 		switches = -s.switches
-		end = first + int64(b.N)
-		b.StartTimer()
+		end = first + n
+		started()
 		start.Set()
 		_ = done.Wait(bg)
-		b.StopTimer()
-		last = s.steps
+		ended()
+		steps = s.steps - first
 		switches += s.switches
-		runtime.ReadMemStats(&m1)
 	})
-	if res.Err != nil {
-		b.Fatal(res.Err)
+	if record && res.Err == nil {
+		// Decisions[i] is step i+1's task: the measured steps follow step
+		// first.
+		decisions = res.Decisions[first : first+steps]
 	}
-	steps := float64(last - first)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
-	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/steps, "allocs/step")
-	b.ReportMetric(float64(switches)/steps, "switches/step")
+	return steps, switches, decisions, res.Err
 }
 
 // BenchmarkSteps measures a scheduling step as the number of tasks grows:
 // random walk and PCT over tasks that Yield, and a mutex every task
 // contends for (random walk). A step should cost the same at 512 tasks as
-// at 2.
+// at 2. paired reports the goals' ratios from one op (stepsPaired).
 func BenchmarkSteps(b *testing.B) {
-	yield := func(s *Sim) func() { return s.Yield }
-	contended := func(s *Sim) func() {
-		mu := s.NewMutex("contended")
-		return func() {
-			mu.Lock()
-			//lint:ignore SA2001 the lock operations are the scheduling steps measured
-			mu.Unlock()
-		}
-	}
-	for _, c := range []struct {
-		name     string
-		strategy func(b *testing.B) Strategy
-		setup    func(s *Sim) func()
-	}{
-		{"random", func(*testing.B) Strategy { return RandomWalk() }, yield},
-		{"pct", func(b *testing.B) Strategy { return PCT(3, int64(b.N)+1) }, yield},
-		{"mutex", func(*testing.B) Strategy { return RandomWalk() }, contended},
-	} {
+	for _, c := range stepCases {
 		for _, n := range []int{2, 64, 512} {
 			b.Run(fmt.Sprintf("%s/tasks=%d", c.name, n), func(b *testing.B) {
-				measureSteps(b, c.strategy(b), n, c.setup)
+				measureSteps(b, c.strategy(int64(b.N)), n, c.setup)
 			})
 		}
 	}
+	b.Run("paired", stepsPaired)
+}
+
+// stepCases are BenchmarkSteps' kinds of step. strategy gets the number of
+// steps to be measured.
+var stepCases = []struct {
+	name     string
+	strategy func(steps int64) Strategy
+	setup    func(s *Sim) func()
+}{
+	{"random", func(int64) Strategy { return RandomWalk() }, yieldOp},
+	{"pct", func(steps int64) Strategy { return PCT(3, steps+1) }, yieldOp},
+	{"mutex", func(int64) Strategy { return RandomWalk() }, contendedOp},
+}
+
+func yieldOp(s *Sim) func() { return s.Yield }
+
+func contendedOp(s *Sim) func() {
+	mu := s.NewMutex("contended")
+	return func() {
+		mu.Lock()
+		//lint:ignore SA2001 the lock operations are the scheduling steps measured
+		mu.Unlock()
+	}
+}
+
+// stepsPaired times, within each op, pairedSteps steps of each kind at 2
+// and at 512 tasks, and as many bare coroutine round trips, starting with
+// the next measurement in turn, and reports the goals' ratios: each kind's
+// step at 512 tasks over its step at 2, and the mutex step at 2 tasks (what
+// BenchmarkSchedulerStep runs: two tasks taking turns on a Mutex) over a
+// bare round trip (BenchmarkBareCoroutine). The measurements share the
+// machine's drift, which moves the separate sub-benchmarks by 10-20% from
+// one run to the next. ns/op is the whole op, spawning included.
+//
+// Each kind also has a floor, as BenchmarkLockReadSleep/floor: the same
+// run's coroutine resumptions (its schedule does not change from one op to
+// the next) made into bare coroutines, one per task. KIND-floor-512/2 is
+// the floor's own ratio, what switching among 512 coroutines instead of 2
+// costs on this machine whatever a scheduler does (left out where the
+// 2-task floor is under a tenth of the step: PCT's); KIND-own-512/2 is the
+// ratio of what the step costs above its floor, the scheduler's own work.
+func stepsPaired(b *testing.B) {
+	const pairedSteps = pairedStepsN
+	type measurement struct {
+		name  string
+		tasks int // 0: bare round trips
+		kind  int // index into stepCases
+		took  time.Duration
+		steps int64
+	}
+	var ms []*measurement
+	type floor struct {
+		replay func()
+		steps  int64
+	}
+	floors := map[string]floor{}
+	for k, c := range stepCases {
+		for _, n := range []int{2, 512} {
+			name := fmt.Sprintf("%s/%d", c.name, n)
+			ms = append(ms, &measurement{name: name, tasks: n, kind: k},
+				&measurement{name: name + "/floor", tasks: -1})
+			replay, steps := stepsFloor(b, c.strategy(pairedSteps), n, c.setup)
+			floors[name+"/floor"] = floor{replay, steps}
+		}
+	}
+	ms = append(ms, &measurement{name: "bare"})
+	next, stop := iter.Pull(func(yield func(struct{}) bool) {
+		for yield(struct{}{}) {
+		}
+	})
+	defer stop()
+	for op := 0; b.Loop(); op++ {
+		for i := range ms {
+			m := ms[(op+i)%len(ms)]
+			switch m.tasks {
+			case 0:
+				start := time.Now()
+				for range pairedSteps {
+					next()
+				}
+				m.took += time.Since(start)
+				m.steps += pairedSteps
+				continue
+			case -1:
+				f := floors[m.name]
+				start := time.Now()
+				f.replay()
+				m.took += time.Since(start)
+				m.steps += f.steps
+				continue
+			}
+			c := stepCases[m.kind]
+			var start time.Time
+			steps, _, err := runSteps(c.strategy(pairedSteps), m.tasks, pairedSteps, c.setup,
+				func() { start = time.Now() },
+				func() { m.took += time.Since(start) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.steps += steps
+		}
+	}
+	perStep := make(map[string]float64, len(ms))
+	for _, m := range ms {
+		if m.steps == 0 || m.took <= 0 {
+			b.Fatalf("%s: %d steps in %v", m.name, m.steps, m.took)
+		}
+		perStep[m.name] = float64(m.took) / float64(m.steps)
+	}
+	for _, c := range stepCases {
+		at := func(n int) (step, floor float64) {
+			name := fmt.Sprintf("%s/%d", c.name, n)
+			return perStep[name], perStep[name+"/floor"]
+		}
+		step2, floor2 := at(2)
+		step512, floor512 := at(512)
+		b.ReportMetric(step512/step2, c.name+"-512/2")
+		// PCT at 2 tasks hardly switches: a floor of almost nothing
+		// makes a ratio that says nothing.
+		if floor2 >= step2/10 {
+			b.ReportMetric(floor512/floor2, c.name+"-floor-512/2")
+		}
+		b.ReportMetric((step512-floor512)/(step2-floor2), c.name+"-own-512/2")
+	}
+	b.ReportMetric(perStep["mutex/2"]/perStep["bare"], "step/bare")
+}
+
+// pairedStepsN is how many steps stepsPaired times per measurement: enough
+// that each of 512 tasks takes hundreds, so that the start (every task cold,
+// all woken at once) weighs little.
+const pairedStepsN = 200_000
+
+// stepsFloor records the schedule of runSteps' run of pairedStepsN steps
+// and returns a function that makes its coroutine resumptions into bare
+// coroutines (bareReplay), and how many steps that schedule took.
+func stepsFloor(tb testing.TB, strategy Strategy, tasks int, setup func(s *Sim) func()) (replay func(), steps int64) {
+	steps, _, decisions, err := runStepsRecorded(strategy, tasks, pairedStepsN, setup, func() {}, func() {}, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	replay, _ = bareReplay(tb, decisions)
+	return replay, steps
+}
+
+// bareReplay returns a function that makes the coroutine resumptions of a
+// schedule, each decision that went to another task than the one before
+// it, into bare coroutines that only yield, one per task id; and how many
+// resumptions that is. The coroutines end with the benchmark.
+func bareReplay(tb testing.TB, decisions []int32) (replay func(), resumptions int) {
+	var order []int32
+	most := int32(0)
+	for i, d := range decisions {
+		if i == 0 || d != decisions[i-1] {
+			order = append(order, d)
+			most = max(most, d)
+		}
+	}
+	nexts := make([]func() (struct{}, bool), most+1)
+	for i := range nexts {
+		next, stop := iter.Pull(func(yield func(struct{}) bool) {
+			for yield(struct{}{}) {
+			}
+		})
+		tb.Cleanup(stop)
+		nexts[i] = next
+	}
+	return func() {
+		for _, d := range order {
+			nexts[d]()
+		}
+	}, len(order)
 }
 
 // BenchmarkSleep measures one Sleep (a step that parks the task on the
@@ -243,76 +430,108 @@ const (
 // round trips per iteration where synctest's goroutines switch once, when
 // they sleep. sim-pct runs it under PCT (depth 3), whose highest-priority
 // task runs until it blocks, as a goroutine does. resumptions/op counts the
-// coroutine round trips of a run: it does not depend on the machine.
+// coroutine round trips of a run: it does not depend on the machine. floor
+// makes sim's resumptions into bare coroutines (lrsFloor). paired runs all
+// four within each op and reports their times over synctest's: read the
+// ratios there.
 func BenchmarkLockReadSleep(b *testing.B) {
 	b.Run("sim", func(b *testing.B) { lockReadSleep(b, Config{Seed: 1}) })
-	b.Run("sim-pct", func(b *testing.B) {
-		// PCT's expected step count: a run takes about 3.8 steps per
-		// iteration (30,448 under the random walk); rounding up only makes
-		// the change points a little sparser.
-		lockReadSleep(b, Config{Seed: 1, Strategy: PCT(3, lrsTasks*lrsIters*4)})
+	b.Run("sim-pct", func(b *testing.B) { lockReadSleep(b, lrsPCT) })
+	b.Run("floor", func(b *testing.B) {
+		replay, resumptions := lrsFloor(b)
+		for b.Loop() {
+			replay()
+		}
+		b.ReportMetric(float64(resumptions), "resumptions/op")
 	})
-	b.Run("floor", lockReadSleepFloor)
 	b.Run("synctest", func(b *testing.B) {
 		withT(b, func(t *testing.T) {
-			var sink int
 			for b.Loop() {
-				synctest.Test(t, func(*testing.T) {
-					var mu sync.Mutex
-					var wg sync.WaitGroup
-					shared := 42
-					for range lrsTasks {
-						wg.Go(func() {
-							for range lrsIters {
-								mu.Lock()
-								sink += shared
-								mu.Unlock()
-								time.Sleep(time.Millisecond)
-							}
-						})
-					}
-					wg.Wait()
-				})
+				lrsSynctest(t)
 			}
 		})
+	})
+	b.Run("paired", lockReadSleepPaired)
+}
+
+// lrsPCT is the program under PCT (depth 3). PCT's expected step count: a
+// run takes about 3.8 steps per iteration (30,448 under the random walk);
+// rounding up only makes the change points a little sparser.
+var lrsPCT = Config{Seed: 1, Strategy: PCT(3, lrsTasks*lrsIters*4)}
+
+// lockReadSleepPaired times the four variants within each op, one after
+// another, and reports each one's time over synctest's: the variants share
+// the machine's drift (on this project's 2-core machine the same
+// sub-benchmark moves by 10-20% from one run to the next), so their ratios
+// come out steadier than ratios of the separate sub-benchmarks. Each op
+// starts with the next variant in turn, so that none always follows the
+// same one. ns/op is the four together.
+func lockReadSleepPaired(b *testing.B) {
+	replay, _ := lrsFloor(b)
+	var took [4]time.Duration // sim, sim-pct, floor, synctest
+	withT(b, func(t *testing.T) {
+		variants := [4]func(){
+			func() { lrsSim(t, Config{Seed: 1}) },
+			func() { lrsSim(t, lrsPCT) },
+			replay,
+			func() { lrsSynctest(t) },
+		}
+		for op := 0; b.Loop(); op++ {
+			for k := range variants {
+				v := (op + k) % len(variants)
+				start := time.Now()
+				variants[v]()
+				took[v] += time.Since(start)
+			}
+		}
+	})
+	if took[3] <= 0 {
+		b.Fatal("synctest took no measurable time")
+	}
+	st := float64(took[3])
+	b.ReportMetric(float64(took[0])/st, "sim/synctest")
+	b.ReportMetric(float64(took[1])/st, "sim-pct/synctest")
+	b.ReportMetric(float64(took[2])/st, "floor/synctest")
+}
+
+// lrsSynctest runs the program once with goroutines in a synctest bubble:
+// sync.Mutex, and time.Sleep on the bubble's fake clock.
+func lrsSynctest(t *testing.T) {
+	synctest.Test(t, func(*testing.T) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		shared := 42
+		for range lrsTasks {
+			wg.Go(func() {
+				for range lrsIters {
+					mu.Lock()
+					lrsSink += shared
+					mu.Unlock()
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
 	})
 }
 
-// lockReadSleepFloor is what no scheduler built on iter.Pull can save on
-// the program of BenchmarkLockReadSleep/sim: the same sequence of coroutine
-// resumptions, into bare coroutines that only yield. The sequence comes
-// from one run of the simulator (untimed), each decision that changed the
-// task being one round trip. The difference between sim and floor is the
+// lrsSink is where both versions of the program add what they read, so
+// that the read is not optimised away.
+var lrsSink int
+
+// lrsFloor is what no scheduler built on iter.Pull can save on the program
+// of BenchmarkLockReadSleep/sim: the same sequence of coroutine
+// resumptions, into bare coroutines (bareReplay), from one run of the
+// simulator (untimed). The difference between sim and floor is the
 // simulator's own work: its decisions, the mutex, the timers, the trace.
 // (runtime.coroswitch, which would let a task hand control straight to the
 // next with one switch instead of two, links only into package iter.)
-func lockReadSleepFloor(b *testing.B) {
-	var sink int
-	res := Run(Config{Seed: 1, RecordDecisions: true}, func(s *Sim) { lrsProgram(s, &sink) })
+func lrsFloor(tb testing.TB) (replay func(), resumptions int) {
+	res := Run(Config{Seed: 1, RecordDecisions: true}, func(s *Sim) { lrsProgram(s, &lrsSink) })
 	if res.Err != nil {
-		b.Fatal(res.Err)
+		tb.Fatal(res.Err)
 	}
-	var order []int32
-	for i, d := range res.Decisions {
-		if i == 0 || d != res.Decisions[i-1] {
-			order = append(order, d)
-		}
-	}
-	var nexts [lrsTasks + 1]func() (struct{}, bool) // main and the workers
-	for i := range nexts {
-		next, stop := iter.Pull(func(yield func(struct{}) bool) {
-			for yield(struct{}{}) {
-			}
-		})
-		defer stop()
-		nexts[i] = next
-	}
-	for b.Loop() {
-		for _, d := range order {
-			nexts[d]()
-		}
-	}
-	b.ReportMetric(float64(len(order)), "resumptions/op")
+	return bareReplay(tb, res.Decisions)
 }
 
 // withT runs f with a *testing.T, which synctest.Test needs and a benchmark
@@ -367,16 +586,22 @@ func lrsProgram(s *Sim, sink *int) {
 // lockReadSleep runs the program of BenchmarkLockReadSleep under the
 // simulator with cfg, once per op.
 func lockReadSleep(b *testing.B, cfg Config) {
-	var sink int
 	var resumptions int64
 	for b.Loop() {
-		res := Run(cfg, func(s *Sim) {
-			lrsProgram(s, &sink)
-			resumptions = s.switches
-		})
-		if res.Err != nil {
-			b.Fatal(res.Err)
-		}
+		resumptions = lrsSim(b, cfg)
 	}
 	b.ReportMetric(float64(resumptions), "resumptions/op")
+}
+
+// lrsSim runs the program once under the simulator with cfg and returns
+// the run's coroutine resumptions.
+func lrsSim(tb testing.TB, cfg Config) (resumptions int64) {
+	res := Run(cfg, func(s *Sim) {
+		lrsProgram(s, &lrsSink)
+		resumptions = s.switches
+	})
+	if res.Err != nil {
+		tb.Fatal(res.Err)
+	}
+	return resumptions
 }
