@@ -128,7 +128,7 @@ func BenchmarkSchedulerStep(b *testing.B) {
 func measureSteps(b *testing.B, strategy Strategy, tasks int, setup func(s *Sim) func()) {
 	b.StopTimer()
 	var m0, m1 runtime.MemStats
-	steps, switches, err := runSteps(strategy, tasks, int64(b.N), setup,
+	steps, switches, _, err := runSteps(strategy, tasks, int64(b.N), setup,
 		func() {
 			runtime.ReadMemStats(&m0)
 			b.StartTimer()
@@ -136,7 +136,7 @@ func measureSteps(b *testing.B, strategy Strategy, tasks int, setup func(s *Sim)
 		func() {
 			b.StopTimer()
 			runtime.ReadMemStats(&m1)
-		})
+		}, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,16 +146,10 @@ func measureSteps(b *testing.B, strategy Strategy, tasks int, setup func(s *Sim)
 }
 
 // runSteps is measureSteps' run: once every task has started, it calls
-// started, lets the tasks take n steps, and calls ended; it returns the
-// steps and coroutine switches taken in between.
-func runSteps(strategy Strategy, tasks int, n int64, setup func(s *Sim) func(), started, ended func()) (steps, switches int64, err error) {
-	steps, switches, _, err = runStepsRecorded(strategy, tasks, n, setup, started, ended, false)
-	return steps, switches, err
-}
-
-// runStepsRecorded is runSteps, which also returns, when record is set, the
-// tasks the measured steps went to, in order.
-func runStepsRecorded(strategy Strategy, tasks int, n int64, setup func(s *Sim) func(), started, ended func(), record bool) (steps, switches int64, decisions []int32, err error) {
+// started, lets the tasks take n steps (and a few more, each task finishing
+// its op), and calls ended; it returns the steps and coroutine switches
+// taken in between and, when record is set, the tasks those steps went to.
+func runSteps(strategy Strategy, tasks int, n int64, setup func(s *Sim) func(), started, ended func(), record bool) (steps, switches int64, decisions []int32, err error) {
 	var first int64
 	res := Run(Config{Seed: 1, Strategy: strategy, MaxSteps: math.MaxInt64, RecordDecisions: record}, func(s *Sim) {
 		op := setup(s)
@@ -304,9 +298,9 @@ func stepsPaired(b *testing.B) {
 			}
 			c := stepCases[m.kind]
 			var start time.Time
-			steps, _, err := runSteps(c.strategy(pairedSteps), m.tasks, pairedSteps, c.setup,
+			steps, _, _, err := runSteps(c.strategy(pairedSteps), m.tasks, pairedSteps, c.setup,
 				func() { start = time.Now() },
-				func() { m.took += time.Since(start) })
+				func() { m.took += time.Since(start) }, false)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -347,7 +341,7 @@ const pairedStepsN = 200_000
 // and returns a function that makes its coroutine resumptions into bare
 // coroutines (bareReplay), and how many steps that schedule took.
 func stepsFloor(tb testing.TB, strategy Strategy, tasks int, setup func(s *Sim) func()) (replay func(), steps int64) {
-	steps, _, decisions, err := runStepsRecorded(strategy, tasks, pairedStepsN, setup, func() {}, func() {}, true)
+	steps, _, decisions, err := runSteps(strategy, tasks, pairedStepsN, setup, func() {}, func() {}, true)
 	if err != nil {
 		tb.Fatal(err)
 	}

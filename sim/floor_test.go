@@ -24,7 +24,7 @@ func TestFloorsMakeTheRunsResumptions(t *testing.T) {
 	for _, c := range stepCases {
 		for _, tasks := range []int{2, 64} {
 			const n = 5_000
-			steps, switches, decisions, err := runStepsRecorded(c.strategy(n), tasks, n, c.setup, func() {}, func() {}, true)
+			steps, switches, decisions, err := runSteps(c.strategy(n), tasks, n, c.setup, func() {}, func() {}, true)
 			require.NoError(t, err)
 			// Each task finishes the op it is in when the n-th step is
 			// taken, and then ends: a few steps each.
