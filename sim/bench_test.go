@@ -453,13 +453,15 @@ func BenchmarkLockReadSleep(b *testing.B) {
 // rounding up only makes the change points a little sparser.
 var lrsPCT = Config{Seed: 1, Strategy: PCT(3, lrsTasks*lrsIters*4)}
 
-// lockReadSleepPaired times the four variants within each op, one after
-// another, and reports each one's time over synctest's: the variants share
-// the machine's drift (on this project's 2-core machine the same
-// sub-benchmark moves by 10-20% from one run to the next), so their ratios
-// come out steadier than ratios of the separate sub-benchmarks. Each op
-// starts with the next variant in turn, so that none always follows the
-// same one. ns/op is the four together.
+// lockReadSleepPaired times the four variants within each op and reports
+// each one's time over synctest's: the variants share the machine's drift
+// (on this project's 2-core machine the same sub-benchmark moves by 10-20%
+// from one run to the next), so their ratios come out steadier than ratios
+// of the separate sub-benchmarks. Within an op each variant runs once
+// untimed, so that its timed runs find the caches as a run that follows
+// another of its kind does (as in the separate sub-benchmarks, and a seed
+// sweep), then lrsTimedRuns times; each op starts with the next variant in
+// turn. ns/op is all of it together.
 func lockReadSleepPaired(b *testing.B) {
 	replay, _ := lrsFloor(b)
 	var took [4]time.Duration // sim, sim-pct, floor, synctest
@@ -473,8 +475,11 @@ func lockReadSleepPaired(b *testing.B) {
 		for op := 0; b.Loop(); op++ {
 			for k := range variants {
 				v := (op + k) % len(variants)
-				start := time.Now()
 				variants[v]()
+				start := time.Now()
+				for range lrsTimedRuns {
+					variants[v]()
+				}
 				took[v] += time.Since(start)
 			}
 		}
@@ -487,6 +492,10 @@ func lockReadSleepPaired(b *testing.B) {
 	b.ReportMetric(float64(took[1])/st, "sim-pct/synctest")
 	b.ReportMetric(float64(took[2])/st, "floor/synctest")
 }
+
+// lrsTimedRuns is how many runs of each variant lockReadSleepPaired times
+// per op.
+const lrsTimedRuns = 3
 
 // lrsSynctest runs the program once with goroutines in a synctest bubble:
 // sync.Mutex, and time.Sleep on the bubble's fake clock.
