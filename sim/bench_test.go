@@ -248,62 +248,57 @@ func contendedOp(s *Sim) func() {
 // ratio of what the step costs above its floor, the scheduler's own work.
 func stepsPaired(b *testing.B) {
 	const pairedSteps = pairedStepsN
+	// A measurement times one thing once and says how many steps (or
+	// round trips) that was.
 	type measurement struct {
-		name  string
-		tasks int // 0: bare round trips
-		kind  int // index into stepCases
-		took  time.Duration
-		steps int64
+		name    string
+		measure func() (took time.Duration, steps int64)
+		took    time.Duration
+		steps   int64
+	}
+	timed := func(f func()) time.Duration {
+		start := time.Now()
+		f()
+		return time.Since(start)
 	}
 	var ms []*measurement
-	type floor struct {
-		replay func()
-		steps  int64
-	}
-	floors := map[string]floor{}
-	for k, c := range stepCases {
+	for _, c := range stepCases {
 		for _, n := range []int{2, 512} {
 			name := fmt.Sprintf("%s/%d", c.name, n)
-			ms = append(ms, &measurement{name: name, tasks: n, kind: k},
-				&measurement{name: name + "/floor", tasks: -1})
-			replay, steps := stepsFloor(b, c.strategy(pairedSteps), n, c.setup)
-			floors[name+"/floor"] = floor{replay, steps}
+			replay, floorSteps := stepsFloor(b, c.strategy(pairedSteps), n, c.setup)
+			ms = append(ms,
+				&measurement{name: name, measure: func() (took time.Duration, steps int64) {
+					var start time.Time
+					steps, _, _, err := runSteps(c.strategy(pairedSteps), n, pairedSteps, c.setup,
+						func() { start = time.Now() },
+						func() { took = time.Since(start) }, false)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return took, steps
+				}},
+				&measurement{name: name + "/floor", measure: func() (time.Duration, int64) {
+					return timed(replay), floorSteps
+				}})
 		}
 	}
-	ms = append(ms, &measurement{name: "bare"})
 	next, stop := iter.Pull(func(yield func(struct{}) bool) {
 		for yield(struct{}{}) {
 		}
 	})
 	defer stop()
+	ms = append(ms, &measurement{name: "bare", measure: func() (time.Duration, int64) {
+		return timed(func() {
+			for range pairedSteps {
+				next()
+			}
+		}), pairedSteps
+	}})
 	for op := 0; b.Loop(); op++ {
 		for i := range ms {
 			m := ms[(op+i)%len(ms)]
-			switch m.tasks {
-			case 0:
-				start := time.Now()
-				for range pairedSteps {
-					next()
-				}
-				m.took += time.Since(start)
-				m.steps += pairedSteps
-				continue
-			case -1:
-				f := floors[m.name]
-				start := time.Now()
-				f.replay()
-				m.took += time.Since(start)
-				m.steps += f.steps
-				continue
-			}
-			c := stepCases[m.kind]
-			var start time.Time
-			steps, _, _, err := runSteps(c.strategy(pairedSteps), m.tasks, pairedSteps, c.setup,
-				func() { start = time.Now() },
-				func() { m.took += time.Since(start) }, false)
-			if err != nil {
-				b.Fatal(err)
-			}
+			took, steps := m.measure()
+			m.took += took
 			m.steps += steps
 		}
 	}
