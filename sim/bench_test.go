@@ -230,7 +230,7 @@ func contendedOp(s *Sim) func() {
 	}
 }
 
-// stepsPaired times, within each op, pairedSteps steps of each kind at 2
+// stepsPaired times, within each op, pairedStepsN steps of each kind at 2
 // and at 512 tasks, and as many bare coroutine round trips, starting with
 // the next measurement in turn, and reports the goals' ratios: each kind's
 // step at 512 tasks over its step at 2, and the mutex step at 2 tasks (what
@@ -247,7 +247,6 @@ func contendedOp(s *Sim) func() {
 // 2-task floor is under a tenth of the step: PCT's); KIND-own-512/2 is the
 // ratio of what the step costs above its floor, the scheduler's own work.
 func stepsPaired(b *testing.B) {
-	const pairedSteps = pairedStepsN
 	// A measurement times one thing once and says how many steps (or
 	// round trips) that was.
 	type measurement struct {
@@ -265,11 +264,11 @@ func stepsPaired(b *testing.B) {
 	for _, c := range stepCases {
 		for _, n := range []int{2, 512} {
 			name := fmt.Sprintf("%s/%d", c.name, n)
-			replay, floorSteps := stepsFloor(b, c.strategy(pairedSteps), n, c.setup)
+			replay, floorSteps := stepsFloor(b, c.strategy(pairedStepsN), n, c.setup)
 			ms = append(ms,
 				&measurement{name: name, measure: func() (took time.Duration, steps int64) {
 					var start time.Time
-					steps, _, _, err := runSteps(c.strategy(pairedSteps), n, pairedSteps, c.setup,
+					steps, _, _, err := runSteps(c.strategy(pairedStepsN), n, pairedStepsN, c.setup,
 						func() { start = time.Now() },
 						func() { took = time.Since(start) }, false)
 					if err != nil {
@@ -289,10 +288,10 @@ func stepsPaired(b *testing.B) {
 	defer stop()
 	ms = append(ms, &measurement{name: "bare", measure: func() (time.Duration, int64) {
 		return timed(func() {
-			for range pairedSteps {
+			for range pairedStepsN {
 				next()
 			}
-		}), pairedSteps
+		}), pairedStepsN
 	}})
 	for op := 0; b.Loop(); op++ {
 		for i := range ms {
