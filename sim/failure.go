@@ -143,8 +143,11 @@ type Result struct {
 	Events    int64
 	Decisions []int32  // when Config.RecordDecisions
 	Header    []string // Sim.Note lines
-	Tail      []string // the last trace events, formatted: for a failed run (TraceTail for any)
+	Tail      []string // the last trace events a person reads, formatted: for a failed run (TraceTail for any)
 	Err       error    // nil, *Failure, or a config error
+	// TailAbout says which stretch of the run Tail covers and what it left
+	// out, for its header (TraceTailAbout for any run).
+	TailAbout string
 	// Probes counts how often the run reached each probe (Sim.Probe).
 	Probes map[string]int64
 
@@ -179,9 +182,20 @@ type Result struct {
 // failed run).
 func (r Result) TraceTail() []string {
 	if r.Tail == nil && r.trace != nil {
-		return r.trace.tail()
+		lines, _ := r.trace.tail()
+		return lines
 	}
 	return r.Tail
+}
+
+// TraceTailAbout is TraceTail's header in words: "last 64 of 812 events,
+// 24 shown: 40 run steps of main among them left out; tasks main, reader2".
+func (r Result) TraceTailAbout() string {
+	if r.Tail == nil && r.trace != nil {
+		_, about := r.trace.tail()
+		return about
+	}
+	return r.TailAbout
 }
 
 // Failure returns the run's failure, or nil.
@@ -224,7 +238,7 @@ func (s *Sim) result() Result {
 	// keeps the events and formats them only if asked (TraceTail), as a
 	// harness does when its own check fails after the run.
 	if s.failure != nil {
-		r.Tail = s.trace.tail()
+		r.Tail, r.TailAbout = s.trace.tail()
 	} else if !s.cfg.tailOnFailure {
 		r.trace = &s.trace
 	}

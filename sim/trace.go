@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -51,10 +53,19 @@ const (
 	fnvPrime  = 0x100000001b3
 )
 
+// tailDepth is how many times Config.TraceTail events the ring keeps: the
+// tail leaves out the main task's run steps, which are most of a run's last
+// events when main drives the workload or checks at the end, and still
+// finds the other tasks' last events among the older ones.
+const tailDepth = 8
+
+// mainTask is the root task's id: the task Run starts first.
+const mainTask = 0
+
 func (tr *trace) init(tail int, out io.Writer, record bool) {
 	tr.hash = fnvOffset
 	size := 1
-	for size < tail {
+	for size < tail*tailDepth {
 		size *= 2
 	}
 	tr.ring = make([]traceEvent, size)
@@ -156,16 +167,98 @@ func (tr *trace) format(e traceEvent) string {
 	return fmt.Sprintf("step %d ? kind %d", e.step, e.kind)
 }
 
-// tail returns the last TraceTail events, oldest first, formatted. Texts
-// live in their own ring of the same size, so every event in the tail still
-// has its text.
-func (tr *trace) tail() []string {
-	n := min(int64(tr.tailLen), tr.count)
-	out := make([]string, 0, n)
-	for i := tr.count - n; i < tr.count; i++ {
-		out = append(out, tr.format(tr.ring[i&tr.ringMask]))
+// tail returns the last TraceTail events that a person debugging reads,
+// oldest first, formatted, and its header's words: which stretch of the run
+// they cover and what was left out. The main task's run steps are left out
+// when other tasks have events in the ring (its notes stay, and so does the
+// run's last event, where it failed). Texts live in their own ring of the
+// same size, so every event in the tail still has its text.
+func (tr *trace) tail() (lines []string, about string) {
+	avail := min(int64(len(tr.ring)), tr.count)
+	first := tr.count - avail
+	others := false
+	for i := first; i < tr.count && !others; i++ {
+		others = tr.ring[i&tr.ringMask].task != mainTask
 	}
-	return out
+	// Walking back from the newest event; a stretch of main's run steps
+	// left out between two events shown becomes one line that says so
+	// (and takes a line of the tail).
+	type item struct {
+		i          int64 // the event's index, or -1 for a stretch left out
+		n          int   // the stretch's run steps
+		from, till int64 // its first and last step
+	}
+	var picked []item // newest first
+	shown, skipped, pending := 0, 0, 0
+	var pendFrom, pendTill int64
+	for i := tr.count - 1; i >= first && len(picked) < tr.tailLen; i-- {
+		e := tr.ring[i&tr.ringMask]
+		if others && e.kind == evRun && e.task == mainTask && i != tr.count-1 {
+			if pending == 0 {
+				pendTill = e.step
+			}
+			pending++
+			pendFrom = e.step
+			continue
+		}
+		if pending > 0 {
+			picked = append(picked, item{i: -1, n: pending, from: pendFrom, till: pendTill})
+			skipped += pending
+			pending = 0
+			if len(picked) == tr.tailLen {
+				break
+			}
+		}
+		picked = append(picked, item{i: i})
+		shown++
+	}
+	oldest := tr.count
+	lines = make([]string, 0, len(picked))
+	var tasks []int32
+	for k := len(picked) - 1; k >= 0; k-- {
+		it := picked[k]
+		if it.i < 0 {
+			what := fmt.Sprintf("%d run steps of %s (steps %d to %d)", it.n, tr.name(mainTask), it.from, it.till)
+			if it.n == 1 {
+				what = fmt.Sprintf("1 run step of %s (step %d)", tr.name(mainTask), it.from)
+			}
+			lines = append(lines, "… "+what+" left out …")
+			continue
+		}
+		oldest = min(oldest, it.i)
+		e := tr.ring[it.i&tr.ringMask]
+		lines = append(lines, tr.format(e))
+		if e.task >= 0 && !slices.Contains(tasks, e.task) {
+			tasks = append(tasks, e.task)
+		}
+	}
+	if shown == 0 {
+		return lines, fmt.Sprintf("none of %d events", tr.count)
+	}
+	covered := tr.count - oldest
+	about = fmt.Sprintf("last %d of %d events", covered, tr.count)
+	if skipped > 0 {
+		about += fmt.Sprintf(", %d shown: %d run steps of %s among them left out", shown, skipped, tr.name(mainTask))
+	}
+	if len(tasks) > 0 {
+		slices.Sort(tasks)
+		names := make([]string, len(tasks))
+		for k, id := range tasks {
+			names[k] = tr.name(id)
+		}
+		about += "; tasks " + strings.Join(names, ", ")
+	}
+	return lines, about
+}
+
+// name is a task's name, or its id where the trace knows no names.
+func (tr *trace) name(id int32) string {
+	if tr.names != nil {
+		if n := tr.names(id); n != "" {
+			return n
+		}
+	}
+	return fmt.Sprintf("task %d", id)
 }
 
 func (tr *trace) flush() {

@@ -33,7 +33,7 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 		fmt.Fprintf(&b, "header     %s\n", l)
 	}
 	fmt.Fprintf(&b, "failure    %s\n", indent(failure, "           "))
-	fmt.Fprintf(&b, "trace tail (last %d of %d events):\n", len(res.TraceTail()), res.Events)
+	fmt.Fprintf(&b, "trace tail (%s):\n", res.TraceTailAbout())
 	for _, l := range res.TraceTail() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
