@@ -26,9 +26,14 @@ type Options struct {
 	// from a blamed event and from the end are folded into one line that
 	// says how many.
 	MaxRows int
-	// CellWidth bounds a column (0: DefaultCellWidth); longer texts are
-	// cut with "…".
+	// CellWidth bounds a column (0: DefaultCellWidth); a longer text
+	// folds onto continuation lines, never cut.
 	CellWidth int
+	// Width bounds every line of the output, in runes (0: DefaultWidth):
+	// columns narrow to fit it and their texts fold. With more tasks than
+	// columns of a readable width fit, the table names each row's task
+	// instead of giving each task a column.
+	Width int
 	// Failure is the run's failure text, printed as the last row.
 	Failure string
 	// FailureStep is the step the run failed at (0: unknown).
@@ -39,7 +44,13 @@ type Options struct {
 const (
 	DefaultMaxRows   = 120
 	DefaultCellWidth = 34
+	DefaultWidth     = 120
 )
+
+// minColumn is the narrowest a task's column gets; below it the table
+// names each row's task instead (a column of a few runes folds every text
+// into a tower nobody reads).
+const minColumn = 8
 
 // row is one line of the table: an event (or a folded pair) on a task.
 type row struct {
@@ -60,16 +71,20 @@ func Write(w io.Writer, rec *sim.Record, opt Options) error {
 	if opt.CellWidth <= 0 {
 		opt.CellWidth = DefaultCellWidth
 	}
+	if opt.Width <= 0 {
+		opt.Width = DefaultWidth
+	}
 	cols, folded := columns(rec)
 	b := &strings.Builder{}
-	writeScenario(b, rec, cols)
+	writeScenario(b, rec, cols, opt.Width)
 	rows := rowsOf(rec, cols)
-	fmt.Fprintf(b, "\ninterleaving: %d events in execution order", len(rows))
+	head := fmt.Sprintf("interleaving: %d events in execution order", len(rows))
 	if len(folded) > 0 {
-		fmt.Fprintf(b, "; %d tasks that only ran folded away (%s)", len(folded), clip(strings.Join(folded, ", "), 80))
+		head += fmt.Sprintf("; %d tasks that only ran folded away (%s)", len(folded), strings.Join(folded, ", "))
 	}
 	b.WriteString("\n")
-	writeTable(b, rec, cols, rows, opt)
+	writeFolded(b, "", "  ", head, opt.Width)
+	writeTable(b, cols, rows, opt)
 	if rec.Cut {
 		b.WriteString("(the record hit its size limit: later events are missing)\n")
 	}
@@ -79,7 +94,7 @@ func Write(w io.Writer, rec *sim.Record, opt Options) error {
 		if opt.FailureStep > 0 {
 			at = fmt.Sprintf(" at step %d", opt.FailureStep)
 		}
-		fmt.Fprintf(b, "✗ failed%s: %s\n", at, first)
+		writeFolded(b, "", "  ", fmt.Sprintf("✗ failed%s: %s", at, first), opt.Width)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -141,7 +156,10 @@ func echoes(evs []sim.Event, i int) bool {
 }
 
 // columns lists the tasks with an event that matters, in id order, the
-// world first; and the names of the ones folded away.
+// world first; and the names of the ones folded away. Tasks of the same
+// name get distinct names, by a suffix in id order ("race-prime",
+// "race-prime#2"), so that a column, a scenario line and the folded list
+// each name one task.
 func columns(rec *sim.Record) ([]column, []string) {
 	// A task whose only rows would be preemptions ran nothing a person
 	// needs to read: it is folded with the tasks that only ran.
@@ -157,7 +175,7 @@ func columns(rec *sim.Record) ([]column, []string) {
 		cols = append(cols, column{-1, "world"})
 	}
 	var folded []string
-	for id, name := range rec.Tasks {
+	for id, name := range distinctNames(rec.Tasks) {
 		if active[int32(id)] {
 			cols = append(cols, column{int32(id), name})
 		} else {
@@ -165,6 +183,31 @@ func columns(rec *sim.Record) ([]column, []string) {
 		}
 	}
 	return cols, folded
+}
+
+// distinctNames suffixes the second and later tasks of a name with #2,
+// #3, …, skipping a suffixed name some task already has.
+func distinctNames(names []string) []string {
+	taken := make(map[string]bool, len(names)) // lookups only
+	for _, n := range names {
+		taken[n] = true
+	}
+	seen := map[string]int{} // lookups only
+	out := make([]string, len(names))
+	for i, n := range names {
+		seen[n]++
+		out[i] = n
+		if seen[n] == 1 {
+			continue
+		}
+		for k := seen[n]; k <= len(names)+1; k++ {
+			if c := fmt.Sprintf("%s#%d", n, k); !taken[c] {
+				out[i], taken[c] = c, true
+				break
+			}
+		}
+	}
+	return out
 }
 
 func colOf(cols []column, task int32) int {
@@ -188,6 +231,10 @@ func rowsOf(rec *sim.Record, cols []column) []row {
 			continue
 		}
 		text := describe(e)
+		if e.Kind == sim.EventSwitch {
+			// By its column's name: the record's names may be shared.
+			text = "▶ preempts " + cols[colOf(cols, int32(e.Ref))].name
+		}
 		if (e.Kind == sim.EventLock || e.Kind == sim.EventRLock) && e.Blame == "" {
 			if j := nextOnTask(cols, evs, i); j > 0 && releases(e, evs[j]) && evs[j].Blame == "" {
 				verb := "lock+unlock"
@@ -238,7 +285,7 @@ func describe(e sim.Event) string { return e.String() }
 
 // writeScenario lists each task's operations with their answers, the
 // minimal scenario Lincheck prints above its table.
-func writeScenario(b *strings.Builder, rec *sim.Record, cols []column) {
+func writeScenario(b *strings.Builder, rec *sim.Record, cols []column, width int) {
 	type op struct{ begin, end string }
 	type at struct {
 		task int32
@@ -260,42 +307,65 @@ func writeScenario(b *strings.Builder, rec *sim.Record, cols []column) {
 		}
 	}
 	tasks := 0
+	nameW := 16
 	for _, c := range cols {
 		if len(ops[c.id]) > 0 {
 			tasks++
+			nameW = max(nameW, runes(c.name))
 		}
 	}
+	// A name too long to leave room for its operations goes on a line of
+	// its own above them.
+	nameW = min(nameW, width/4)
 	fmt.Fprintf(b, "scenario: %d operations on %d tasks\n", n, tasks)
+	indent := strings.Repeat(" ", 2+nameW+1)
 	for _, c := range cols {
 		for i, o := range ops[c.id] {
 			who := ""
 			if i == 0 {
 				who = c.name
 			}
-			fmt.Fprintf(b, "  %-16s %s -> %s\n", clip(who, 16), o.begin, o.end)
+			if runes(who) > nameW {
+				writeFolded(b, "  ", "  ", who, width)
+				who = ""
+			}
+			writeFolded(b, "  "+pad(who, nameW)+" ", indent+"  ", o.begin+" -> "+o.end, width)
 		}
 	}
 }
 
-// writeTable prints the rows, folding the middle of a long table.
-func writeTable(b *strings.Builder, rec *sim.Record, cols []column, rows []row, opt Options) {
+// writeTable prints the rows, folding the middle of a long table and every
+// text too long for its column onto continuation lines.
+func writeTable(b *strings.Builder, cols []column, rows []row, opt Options) {
 	keep := visible(rows, opt.MaxRows)
-	width := opt.CellWidth
-	colW := make([]int, len(cols))
-	for i, c := range cols {
-		colW[i] = min(max(utf8.RuneCountInString(c.name), 6), width)
-	}
+	timeW, stepW := runes("time"), runes("step")
 	for i, r := range rows {
 		if keep[i] {
-			colW[r.col] = min(max(colW[r.col], utf8.RuneCountInString(r.text)), width)
+			timeW = max(timeW, runes(timeOf(r.e)))
+			stepW = max(stepW, runes(fmt.Sprint(r.e.Step)))
 		}
 	}
-	fmt.Fprintf(b, "%5s %-14s %-8s", "row", "time", "step")
-	for i, c := range cols {
-		fmt.Fprintf(b, " | %s", pad(clip(c.name, colW[i]), colW[i]))
+	// "✗" or " ", the row number in 4, the time and the step.
+	lead := 1 + 4 + 1 + timeW + 1 + stepW
+	colW, ok := fit(cols, rows, keep, opt, lead)
+	if !ok {
+		// One column of texts, each row naming its task.
+		nameW := 0
+		for _, c := range cols {
+			nameW = max(nameW, runes(c.name))
+		}
+		nameW = min(nameW, opt.CellWidth)
+		colW = []int{nameW, max(opt.Width-lead-2*3-nameW, minColumn)}
+		writeLines(b, fmt.Sprintf("%5s %-*s %-*s", "row", timeW, "time", stepW, "step"), lead, colW, []int{0, 1}, [][]string{{"task"}, {"event"}})
+	} else {
+		header := make([][]string, len(cols))
+		which := make([]int, len(cols))
+		for i, c := range cols {
+			header[i], which[i] = fold(c.name, colW[i]), i
+		}
+		writeLines(b, fmt.Sprintf("%5s %-*s %-*s", "row", timeW, "time", stepW, "step"), lead, colW, which, header)
 	}
-	b.WriteString("\n")
-	rule := 5 + 1 + 14 + 1 + 8
+	rule := lead
 	for _, w := range colW {
 		rule += 3 + w
 	}
@@ -314,23 +384,128 @@ func writeTable(b *strings.Builder, rec *sim.Record, cols []column, rows []row, 
 		if r.blamed {
 			mark = "✗"
 		}
-		fmt.Fprintf(b, "%s%4d +%-13v %-8d", mark, i+1, r.e.At, r.e.Step)
-		for c := range cols {
-			cell := ""
-			if c == r.col {
-				cell = clip(r.text, colW[c])
-			}
-			fmt.Fprintf(b, " | %s", pad(cell, colW[c]))
+		first := fmt.Sprintf("%s%4d %-*s %-*d", mark, i+1, timeW, timeOf(r.e), stepW, r.e.Step)
+		if ok {
+			writeLines(b, first, lead, colW, []int{r.col}, [][]string{fold(r.text, colW[r.col])})
+		} else {
+			writeLines(b, first, lead, colW, []int{0, 1}, [][]string{fold(cols[r.col].name, colW[0]), fold(r.text, colW[1])})
 		}
-		b.WriteString("\n")
 		if r.blamed {
-			fmt.Fprintf(b, "%5s   ^ %s\n", "", r.e.Blame)
+			writeFolded(b, fmt.Sprintf("%5s   ^ ", ""), strings.Repeat(" ", 10), r.e.Blame, opt.Width)
 		}
 	}
 	if skipped > 0 {
 		fmt.Fprintf(b, "%5s … %d rows folded …\n", "", skipped)
 	}
 }
+
+func timeOf(e sim.Event) string { return fmt.Sprintf("+%v", e.At) }
+
+// fit gives each task's column its width: the longest of its name and its
+// texts shown, at most opt.CellWidth, narrowed (the widest first) until a
+// line fits opt.Width. It reports false when the columns do not fit at
+// minColumn each.
+func fit(cols []column, rows []row, keep []bool, opt Options, lead int) ([]int, bool) {
+	want := make([]int, len(cols))
+	for i, c := range cols {
+		want[i] = min(max(runes(c.name), 6), opt.CellWidth)
+	}
+	for i, r := range rows {
+		if keep[i] {
+			want[r.col] = min(max(want[r.col], runes(r.text)), opt.CellWidth)
+		}
+	}
+	room := opt.Width - lead - 3*len(cols)
+	if room < minColumn*len(cols) {
+		return want, len(cols) == 0
+	}
+	// Water-filling: columns that want less than an even share of what is
+	// left get what they want; the rest share the remainder evenly.
+	w := make([]int, len(cols))
+	order := make([]int, len(cols))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return want[a] - want[b] })
+	left := room
+	for k, i := range order {
+		share := left / (len(order) - k)
+		w[i] = min(want[i], share)
+		left -= w[i]
+	}
+	return w, true
+}
+
+// writeLines writes one table row that may take several lines: first (the
+// lead: mark, row, time, step) on its first line, blanks on the others,
+// then a cell per column, the columns in which holding texts' lines.
+func writeLines(b *strings.Builder, first string, lead int, colW []int, which []int, texts [][]string) {
+	n := 1
+	for _, t := range texts {
+		n = max(n, len(t))
+	}
+	for line := range n {
+		var l strings.Builder
+		if line == 0 {
+			l.WriteString(pad(first, lead))
+		} else {
+			l.WriteString(strings.Repeat(" ", lead))
+		}
+		for c, w := range colW {
+			cell := ""
+			if k := slices.Index(which, c); k >= 0 && line < len(texts[k]) {
+				cell = texts[k][line]
+			}
+			l.WriteString(" | " + pad(cell, w))
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+}
+
+// writeFolded writes text after first, folded to width, each continuation
+// line after indent.
+func writeFolded(b *strings.Builder, first, indent, text string, width int) {
+	w := max(width-max(runes(first), runes(indent)), minColumn)
+	for i, l := range fold(text, w) {
+		if i == 0 {
+			b.WriteString(first + l + "\n")
+		} else {
+			b.WriteString(indent + l + "\n")
+		}
+	}
+}
+
+// fold breaks text into lines of at most w runes: at a space where it can
+// (the space dropped), inside a word longer than a line where it must.
+// Nothing else is dropped, so the lines joined give the text back.
+func fold(text string, w int) []string {
+	w = max(w, 1)
+	r := []rune(text)
+	var lines []string
+	for range len(r) + 1 {
+		if len(r) <= w {
+			return append(lines, string(r))
+		}
+		cut, next := w, w
+		if i := lastSpace(r[:w+1]); i > 0 {
+			cut, next = i, i+1
+		}
+		lines = append(lines, string(r[:cut]))
+		r = r[next:]
+	}
+	return lines
+}
+
+func lastSpace(r []rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == ' ' {
+			return i
+		}
+	}
+	return -1
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // visible chooses the rows to print: all of them if they fit, else the
 // rows around every blamed event, the first few and the last ones.
@@ -367,14 +542,6 @@ func visible(rows []row, max int) []bool {
 	}
 	mark(0, budget)
 	return keep
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max(n-1, 0)]) + "…"
 }
 
 func pad(s string, n int) string {

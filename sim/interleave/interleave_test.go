@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,4 +113,96 @@ func TestTableIsDeterministic(t *testing.T) {
 	a := interleave.String(failingRecord(t).Record, interleave.Options{})
 	b := interleave.String(failingRecord(t).Record, interleave.Options{})
 	assert.Equal(t, a, b)
+}
+
+// crowd records tasks many tasks, three of them named race-prime, each
+// beginning an operation with a long text and answering it at length; the
+// last answer is blamed with a long finding.
+func crowd(t *testing.T, tasks int) (*sim.Record, []string) {
+	t.Helper()
+	var texts []string
+	for i := range tasks {
+		texts = append(texts,
+			fmt.Sprintf("pod%d client %d: accessible k1 n%d o2 with the snapshot 00000000-0000-0000-0000-00000000000%d and its long answer list", i%3, i, i, i%10),
+			fmt.Sprintf("%d channels: o1 o2 o3 o4 o5 o6 seen at snapshot 4242424242424242424242424242 (task %d)", 6+i, i))
+	}
+	blame := "OC-2: grant-staleness 1.802855365s breaks < 1s: read #7 non-member oc/k1/n1/o2 on pod 0, answered from a cache filled by a read that began before the delete committed"
+	res := sim.Run(sim.Config{Seed: 1, Record: true}, func(s *sim.Sim) {
+		wg := s.NewWaitGroup("all")
+		wg.Add(tasks)
+		var last sim.EventID
+		for i := range tasks {
+			name := fmt.Sprintf("worker-with-a-long-name-%d", i)
+			if i < 3 {
+				name = "race-prime"
+			}
+			s.Go(name, func() {
+				defer wg.Done()
+				op := s.OpBegin("%s", texts[2*i])
+				s.Yield()
+				last = s.OpEnd(op, "%s", texts[2*i+1])
+			})
+		}
+		_ = wg.Wait(context.Background())
+		s.Blame(last, "%s", blame)
+	})
+	require.NoError(t, res.Err)
+	return res.Record, append(texts, blame)
+}
+
+// squash drops what folding adds (spaces, line breaks) and the table's
+// rules, so that a folded text reads as it was.
+func squash(s string) string {
+	return strings.NewReplacer(" ", "", "\n", "", "|", "").Replace(s)
+}
+
+func TestAWideTableFitsAndCutsNothing(t *testing.T) {
+	for _, tasks := range []int{3, 7, 16} {
+		t.Run(fmt.Sprintf("tasks=%d", tasks), func(t *testing.T) {
+			rec, texts := crowd(t, tasks)
+			out := interleave.String(rec, interleave.Options{Failure: "check: " + texts[len(texts)-1], FailureStep: 9})
+			for i, l := range strings.Split(out, "\n") {
+				assert.LessOrEqual(t, utf8.RuneCountInString(l), 120, "line %d is %d columns: %q", i+1, utf8.RuneCountInString(l), l)
+			}
+			table := out[strings.Index(out, "interleaving:"):]
+			scenario := out[:strings.Index(out, "interleaving:")]
+			for i, text := range texts {
+				assert.Contains(t, squash(table), squash(text), "the table holds every text in full")
+				if i < len(texts)-1 {
+					assert.Contains(t, squash(scenario), squash(text), "and so does the scenario")
+				}
+			}
+			assert.NotContains(t, out, "…\n", "no cell is cut")
+			if tasks == 7 {
+				t.Log("\n" + out)
+			}
+		})
+	}
+}
+
+func TestSameNamedTasksGetDistinctColumns(t *testing.T) {
+	rec, _ := crowd(t, 4)
+	out := interleave.String(rec, interleave.Options{})
+	lines := strings.Split(out, "\n")
+	var header []string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  row ") {
+			// The header may fold: its lines run until the rule.
+			for _, h := range lines[i:] {
+				if strings.HasPrefix(h, "---") {
+					break
+				}
+				header = append(header, h)
+			}
+			break
+		}
+	}
+	require.NotEmpty(t, header)
+	var names []string
+	for _, cell := range strings.Split(header[0], " | ")[1:] {
+		names = append(names, strings.TrimSpace(cell))
+	}
+	assert.Equal(t, []string{"race-prime", "race-prime#2", "race-prime#3"}, names[:3], "header %q", header[0])
+	assert.Contains(t, out, "  race-prime#2 ", "the scenario names them so too")
+	assert.Contains(t, out, "  race-prime#3 ")
 }
