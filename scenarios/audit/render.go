@@ -154,7 +154,7 @@ func writeMarkdown(b *strings.Builder, r *Report, dir string) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("How to read it: *verdict* is what the checks found over all seeds (`holds`, `known-deviation` for a deviation the authors documented and the check reproduced, `violated`, `not-checked`); *measured* is the worst figure over every seed and test against its *bound*; *mutants* are deliberately broken variants of the production code and the number of seeds the checks needed to catch each one.\n\n")
+	b.WriteString("How to read it: *verdict* is what the checks found over all seeds (`holds`, `known-deviation` for a deviation the authors documented and the check reproduced, `violated`, `inconclusive` when fewer seeds than a check's default broke nothing but did not exercise it as its default seeds must, `not-checked`; anything but the expected verdict fails the audit); *measured* is the worst figure over every seed and test against its *bound*; *mutants* are deliberately broken variants of the production code and the number of seeds the checks needed to catch each one.\n\n")
 	b.WriteString("*tightness* is worst / bound for a bound the design may reach: only a check that drives the design close to its bound can tell the bound from a slightly wider one.\n\n")
 	b.WriteString("| ID | verdict | measured | bound | tightness | seeds | mutants |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Claims {

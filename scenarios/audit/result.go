@@ -182,7 +182,10 @@ func Expected(id string) string {
 	return claims.Holds
 }
 
-var severity = map[string]int{claims.Holds: 0, claims.KnownDeviation: 1, claims.Violated: 2, claims.NotChecked: 3}
+// severity orders verdicts for merging a claim's records: an inconclusive
+// record outranks any that found nothing broken, since its claim was not
+// judged in full, and yields to one that found it broken.
+var severity = map[string]int{claims.Holds: 0, claims.KnownDeviation: 1, claims.Inconclusive: 2, claims.Violated: 3, claims.NotChecked: 4}
 
 // worse reports whether record a's figure is worse than b's: larger, or
 // smaller for a lower bound.
@@ -340,6 +343,10 @@ func Judge(r *Report) {
 		switch {
 		case c.Verdict == claims.NotChecked:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s is not checked by any claim check", c.ID))
+		case c.Verdict == claims.Inconclusive:
+			// Never a pass: a check judged short of what its seeds must
+			// exercise has not shown the claim holds.
+			r.Problems = append(r.Problems, fmt.Sprintf("%s: verdict inconclusive, expected %s: a check's seeds broke nothing but did not exercise it as its default seeds must (%s)", c.ID, c.Expected, c.Measured))
 		case c.Verdict != c.Expected:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: verdict %s, expected %s (%s)", c.ID, c.Verdict, c.Expected, c.Measured))
 		}

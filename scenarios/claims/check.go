@@ -119,6 +119,16 @@ type Outcome struct {
 	Probes    []ProbeCount
 	// Problems are the reasons the verdict is violated, in words.
 	Problems []string
+	// Unexercised are the requirements on how much the seeds exercised the
+	// check (a probe's count, a tight bound's tightness, anything observed
+	// to compare with the bound) that a run of fewer seeds than they are
+	// declared for did not meet, in words: they leave the claim
+	// Inconclusive, since more seeds may meet them, where Problems break it.
+	Unexercised []string
+	// rateSeeds is the seed count those requirements are declared for (the
+	// check's default seeds); a run of fewer is short of them. 0 judges
+	// every run in full, as the audit does.
+	rateSeeds int
 	// limited: the seeds compared their figures with limits of their own
 	// (Sample.Limit), so the table's bound alone does not judge Worst.
 	limited bool
@@ -204,11 +214,20 @@ type Check[R any] struct {
 }
 
 // Run flies the check's seeds, merges their samples, judges the claim and
-// reports its record. The test fails when the verdict is not the expected
-// one: Holds, or what Judge expects.
+// reports its record. The test fails when the verdict is Violated, or not
+// what Judge expects. A run of fewer seeds than the check's default that
+// breaks nothing but did not exercise the check as much as its default
+// seeds must (Outcome.Unexercised) is Inconclusive: logged, and the test
+// passes on its seeds alone. A run whose records go to the audit (File) is
+// judged in full at any seed count: the audit must never pass a check on
+// rates its seeds did not reach.
 func Run[R any](t *testing.T, c Check[R]) Outcome {
 	t.Helper()
 	o := Outcome{Claim: c.Claim}
+	if err := knownClaim(c.Claim); err != nil {
+		t.Fatalf("claims.Run: %v", err)
+		return o
+	}
 	var b Bound
 	if c.Bound != "" {
 		b = Get(c.Claim, c.Bound)
@@ -266,9 +285,15 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 		}
 	}
 	screen := Screening()
+	if File() != "" {
+		o.rateSeeds = 0
+	}
 	verdict := judge(&o, !c.Sampled, screen)
 	if c.Judge != nil {
-		verdict = c.Judge(&o)
+		verdict = unexercised(c.Judge(&o), &o)
+	}
+	for _, u := range o.Unexercised {
+		t.Logf("%s: inconclusive, not violated: %s", c.Claim, u)
 	}
 	for _, p := range o.Problems {
 		switch {
@@ -302,6 +327,9 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 	if len(o.Problems) > 0 && verdict == Violated {
 		rec.Note = strings.TrimPrefix(rec.Note+"; "+strings.Join(o.Problems, "; "), "; ")
 	}
+	if verdict == Inconclusive {
+		rec.Note = strings.TrimPrefix(rec.Note+"; inconclusive: "+strings.Join(o.Unexercised, "; "), "; ")
+	}
 	Report(t, rec)
 	return o
 }
@@ -321,6 +349,7 @@ type SeedSample struct {
 func merge(o *Outcome, claim string, required []Probe, defaultSeeds int, seeds []SeedSample) uint64 {
 	var worstSeed uint64
 	o.Seeds = len(seeds)
+	o.rateSeeds = defaultSeeds
 	var values []float64
 	var limit float64
 	probes := map[string]*ProbeCount{}
@@ -421,18 +450,36 @@ func ProbeMin(min int64, seeds, defaultSeeds int) int64 {
 // the bound (or nothing was wrong), tight bounds were reached, and every
 // probe was reached often enough. While screening, only the first two
 // count: they are what a seed breaks on its own, the others are rates over
-// the seeds.
+// the seeds. A run of fewer seeds than o.rateSeeds that misses one of those
+// rates is Inconclusive rather than Violated (o.Unexercised): it found
+// nothing broken, and its seeds are too few to say the check exercises too
+// little.
 func judge(o *Outcome, drives, screen bool) string {
+	short := o.Seeds < o.rateSeeds
+	exercise := func(requirement string) {
+		if short {
+			o.Unexercised = append(o.Unexercised, fmt.Sprintf("%s; its requirements are declared for %d seeds (the check's default): -sim.seeds=%d judges it",
+				requirement, o.rateSeeds, o.rateSeeds))
+			return
+		}
+		o.Problems = append(o.Problems, requirement)
+	}
 	if o.Failed > 0 {
 		o.Problems = append(o.Problems, fmt.Sprintf("%d of %d seeds failed; first: %s", o.Failed, o.Seeds, o.FirstFailure))
 	}
+	wrong := func() {
+		o.Problems = append(o.Problems, fmt.Sprintf("%d of %d observations wrong: %s", o.Wrong, o.Of, o.Witness))
+	}
 	switch {
 	case o.Bound != nil && !o.Seen && !screen:
-		o.Problems = append(o.Problems, fmt.Sprintf("no seed observed anything to compare with the bound %s", o.Bound))
+		exercise(fmt.Sprintf("no seed of %d observed anything to compare with the bound %s", o.Seeds, o.Bound))
+		if o.Wrong > 0 && short {
+			wrong() // a wrong observation breaks the claim however little else was observed
+		}
 	case o.Bound != nil && !o.limited && !o.Bound.Holds(o.Worst):
 		o.Problems = append(o.Problems, fmt.Sprintf("worst %s breaks the bound %s (%s): %s", o.Bound.Format(o.Worst), o.Bound, o.Bound.Name, o.Witness))
 	case o.Wrong > 0:
-		o.Problems = append(o.Problems, fmt.Sprintf("%d of %d observations wrong: %s", o.Wrong, o.Of, o.Witness))
+		wrong()
 	}
 	if o.Wrong > o.Of && o.Of > 0 {
 		// The check's own bookkeeping is off: every wrong observation must
@@ -440,18 +487,50 @@ func judge(o *Outcome, drives, screen bool) string {
 		o.Problems = append(o.Problems, fmt.Sprintf("the check counted %d wrong of only %d observations: its tally is broken", o.Wrong, o.Of))
 	}
 	if drives && !screen && o.Bound != nil && o.Bound.Tight && o.Seen && o.Tightness < MinTightness {
-		o.Problems = append(o.Problems, fmt.Sprintf("the check reached only %.4f of its bound %s (worst %s): it cannot tell the bound from one %.0f%% wider",
-			o.Tightness, o.Bound, o.Bound.Format(o.Worst), 100*(1-o.Tightness)))
+		exercise(fmt.Sprintf("the check reached only %.4f of its bound %s (worst %s) in %d seeds: it cannot tell the bound from one %.0f%% wider",
+			o.Tightness, o.Bound, o.Bound.Format(o.Worst), o.Seeds, 100*(1-o.Tightness)))
 	}
 	for _, p := range o.Probes {
 		if p.Count < p.Min && !screen {
-			o.Problems = append(o.Problems, fmt.Sprintf("probe %s (%s) reached %d times in %d seeds, fewer than %d: the seeds do not exercise it", p.Name, p.What, p.Count, o.Seeds, p.Min))
+			exercise(fmt.Sprintf("probe %s (%s) reached %d times in %d seeds, fewer than %d: the seeds do not exercise it", p.Name, p.What, p.Count, o.Seeds, p.Min))
 		}
 	}
 	if len(o.Problems) > 0 {
 		return Violated
 	}
-	return Holds
+	return unexercised(Holds, o)
+}
+
+// unexercised turns a verdict that found nothing broken (Holds, or a
+// documented deviation a check's own Judge found reproduced) into
+// Inconclusive when the run did not meet what its default seeds must
+// exercise: a short run cannot vouch for a check its seeds barely ran.
+func unexercised(verdict string, o *Outcome) string {
+	if verdict != Violated && len(o.Unexercised) > 0 {
+		return Inconclusive
+	}
+	return verdict
+}
+
+// knownClaim refuses a claim ID that CLAIMS.md does not have: its record
+// would be filed under a claim the audit never reads, and the check would
+// seem to serve a claim nobody made.
+func knownClaim(id string) error {
+	cs, err := Claims()
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if c.ID == id {
+			return nil
+		}
+		ids = append(ids, c.ID)
+	}
+	if id == "" {
+		return fmt.Errorf("the check names no claim (known: %s)", strings.Join(ids, ", "))
+	}
+	return fmt.Errorf("claim %s is not in CLAIMS.md (known: %s)", id, strings.Join(ids, ", "))
 }
 
 // Hist is a distribution on a linear axis from 0 to 1.2 × the bound, with

@@ -42,6 +42,11 @@ const (
 	KnownDeviation = "known-deviation" // the claim does not hold, as its authors documented; the check reproduced it
 	Violated       = "violated"        // the check found the claim broken (or failed to reproduce a documented deviation)
 	NotChecked     = "not-checked"     // no check serves the claim: always a failure of the audit
+	// Inconclusive: nothing was found broken, but a run of fewer seeds than
+	// the check's default did not exercise it as much as its requirements
+	// ask (a probe reached too rarely, a tight bound not approached); its
+	// default seeds judge it. Always a failure of the audit.
+	Inconclusive = "inconclusive"
 )
 
 // Bucket is one bar of a distribution: Count values with Label.
@@ -180,7 +185,7 @@ func witnessSuffix(w string) string {
 
 func validVerdict(v string) bool {
 	switch v {
-	case Holds, KnownDeviation, Violated, NotChecked:
+	case Holds, KnownDeviation, Violated, NotChecked, Inconclusive:
 		return true
 	}
 	return false
