@@ -1,9 +1,11 @@
 package simtest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,10 +212,15 @@ func currentSettingsCapped(defaultSeeds, maxSeeds int) (settings, error) {
 }
 
 // fromEnv applies the environment form of every -sim flag that was not
-// given on the command line.
+// given on the command line. A WINDTUNNEL_SIM_ variable that is no flag's
+// is an error: a misspelled setting would otherwise be ignored, and the run
+// would not be the one asked for.
 func fromEnv() error {
 	given := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := unknownEnv(knownEnv(), os.Environ()); err != nil {
+		return err
+	}
 	var err error
 	flag.VisitAll(func(f *flag.Flag) {
 		if err != nil || !strings.HasPrefix(f.Name, "sim.") || given[f.Name] {
@@ -230,6 +237,106 @@ func fromEnv() error {
 	return err
 }
 
+// envPrefix starts the environment form of every -sim flag (EnvName).
+const envPrefix = "WINDTUNNEL_SIM_"
+
+// knownEnv is the environment form of every registered -sim flag, sorted:
+// it is derived from the flags, so a setting added as a flag is known with
+// no list to keep.
+func knownEnv() []string {
+	var names []string
+	flag.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "sim.") {
+			names = append(names, EnvName(f.Name))
+		}
+	})
+	slices.Sort(names)
+	return names
+}
+
+// unknownEnv refuses the variables of env (KEY=VALUE) that look like
+// settings, whatever their case, and are none of known, naming the nearest
+// known ones, or listing them all when none is near.
+func unknownEnv(known, env []string) error {
+	var bad []string
+	far := false
+	for _, kv := range env {
+		name, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(strings.ToUpper(name), envPrefix) || slices.Contains(known, name) {
+			continue
+		}
+		msg := fmt.Sprintf("%s=%q is no setting", name, clip(v, 40))
+		if near := nearestEnv(strings.ToUpper(name), known); len(near) > 0 {
+			msg += " (did you mean " + strings.Join(near, " or ") + "?)"
+		} else {
+			far = true
+		}
+		bad = append(bad, msg)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	err := strings.Join(bad, "; ")
+	if far {
+		err += "; the settings are " + strings.Join(known, ", ")
+	}
+	return errors.New(err)
+}
+
+// nearestEnv returns the known names closest to name in edits, if they are
+// close enough to be a slip of the keyboard (a third of the setting's name).
+func nearestEnv(name string, known []string) []string {
+	var near []string
+	best := -1
+	for _, k := range known {
+		d := editDistance(strings.TrimPrefix(name, envPrefix), strings.TrimPrefix(k, envPrefix))
+		if d > max(1, len(k[len(envPrefix):])/3) {
+			continue
+		}
+		switch {
+		case best < 0 || d < best:
+			near, best = []string{k}, d
+		case d == best:
+			near = append(near, k)
+		}
+	}
+	return near
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// setBy names a setting as the user gave it, for its errors: the variable
+// WINDTUNNEL_SIM_SEEDS when it came from the environment, else the flag
+// -sim.seeds.
+func setBy(name string) string {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if _, env := os.LookupEnv(EnvName(name)); env && !given {
+		return EnvName(name)
+	}
+	return "-" + name
+}
+
 // wasGiven reports whether a flag was set on the command line or in the
 // environment.
 func wasGiven(name string) bool {
@@ -241,7 +348,8 @@ func wasGiven(name string) bool {
 	return given
 }
 
-// readSettings validates the flags, naming the flag in every error.
+// readSettings validates the flags, naming in every error the flag or the
+// variable that set the value (setBy).
 func readSettings() (settings, error) {
 	if err := fromEnv(); err != nil {
 		return settings{}, err
@@ -254,15 +362,15 @@ func readSettings() (settings, error) {
 	}
 	shard, err := ParseShard(*flagShard)
 	if err != nil {
-		return st, fmt.Errorf("-sim.shard: %v", err)
+		return st, fmt.Errorf("%s: %v", setBy("sim.shard"), err)
 	}
 	st.shard = shard
 	if *flagDetSeeds < 0 {
-		return st, fmt.Errorf("-sim.determinism.seeds must not be negative, got %d", *flagDetSeeds)
+		return st, fmt.Errorf("%s must not be negative, got %d", setBy("sim.determinism.seeds"), *flagDetSeeds)
 	}
 	st.detSeeds = *flagDetSeeds
 	if *flagSeeds < 0 {
-		return st, fmt.Errorf("-sim.seeds must be positive, got %d", *flagSeeds)
+		return st, fmt.Errorf("%s must be positive, got %d", setBy("sim.seeds"), *flagSeeds)
 	}
 	st.seeds = *flagSeeds
 	if flagSeed.set {
@@ -272,46 +380,46 @@ func readSettings() (settings, error) {
 	switch st.strategy {
 	case "random", "pct":
 	default:
-		return st, fmt.Errorf("-sim.strategy: unknown strategy %q (want random or pct; to replay a run use -sim.replay=FILE)", clip(st.strategy, 40))
+		return st, fmt.Errorf("%s: unknown strategy %q (want random or pct; to replay a run use -sim.replay=FILE)", setBy("sim.strategy"), clip(st.strategy, 40))
 	}
 	if st.pctDepth < 1 {
-		return st, fmt.Errorf("-sim.pct.depth must be at least 1, got %d", st.pctDepth)
+		return st, fmt.Errorf("%s must be at least 1, got %d", setBy("sim.pct.depth"), st.pctDepth)
 	}
 	if st.pctSteps < 0 {
-		return st, fmt.Errorf("-sim.pct.steps must not be negative, got %d", st.pctSteps)
+		return st, fmt.Errorf("%s must not be negative, got %d", setBy("sim.pct.steps"), st.pctSteps)
 	}
 	if st.shrinkWall <= 0 {
-		return st, fmt.Errorf("-sim.shrink.wall must be positive, got %v", st.shrinkWall)
+		return st, fmt.Errorf("%s must be positive, got %v", setBy("sim.shrink.wall"), st.shrinkWall)
 	}
 	if st.shrinkTries < 1 {
-		return st, fmt.Errorf("-sim.shrink.attempts must be at least 1, got %d", st.shrinkTries)
+		return st, fmt.Errorf("%s must be at least 1, got %d", setBy("sim.shrink.attempts"), st.shrinkTries)
 	}
 	if st.shrinkMore < 0 {
-		return st, fmt.Errorf("-sim.shrink.more must not be negative, got %d", st.shrinkMore)
+		return st, fmt.Errorf("%s must not be negative, got %d", setBy("sim.shrink.more"), st.shrinkMore)
 	}
 	if st.parallel < 0 {
-		return st, fmt.Errorf("-sim.parallel must not be negative, got %d", st.parallel)
+		return st, fmt.Errorf("%s must not be negative, got %d", setBy("sim.parallel"), st.parallel)
 	}
 	if st.stepTime < 0 {
-		return st, fmt.Errorf("-sim.steptime must not be negative, got %v", st.stepTime)
+		return st, fmt.Errorf("%s must not be negative, got %v", setBy("sim.steptime"), st.stepTime)
 	}
 	if st.maxSteps < 0 {
-		return st, fmt.Errorf("-sim.maxsteps must be positive, got %d", st.maxSteps)
+		return st, fmt.Errorf("%s must be positive, got %d", setBy("sim.maxsteps"), st.maxSteps)
 	}
 	if *flagReplay != "" {
 		rf, err := readReplay(*flagReplay)
 		if err != nil {
-			return st, fmt.Errorf("-sim.replay: %v", err)
+			return st, fmt.Errorf("%s: %v", setBy("sim.replay"), err)
 		}
 		if err := st.adoptReplay(rf); err != nil {
-			return st, fmt.Errorf("-sim.replay: %v", err)
+			return st, fmt.Errorf("%s: %v", setBy("sim.replay"), err)
 		}
 	}
 	if st.guided && st.replay == nil {
-		return st, fmt.Errorf("-sim.replay.guided needs -sim.replay: it says how to follow a replay file's schedule")
+		return st, fmt.Errorf("%s needs -sim.replay: it says how to follow a replay file's schedule", setBy("sim.replay.guided"))
 	}
 	if st.trace != "" && st.onlySeed == nil && st.replay == nil {
-		return st, fmt.Errorf("-sim.trace needs -sim.seed or -sim.replay: it writes the trace of one run")
+		return st, fmt.Errorf("%s needs -sim.seed or -sim.replay: it writes the trace of one run", setBy("sim.trace"))
 	}
 	if st.out == "" {
 		st.out = os.TempDir() + "/windtunnel"
@@ -327,10 +435,10 @@ func (st *settings) adoptReplay(rf *replayFile) error {
 		return fmt.Errorf("%s replays seed %#x of %s, not -sim.seed=%#x", rf.Path, rf.Seed, rf.Test, *st.onlySeed)
 	}
 	if wasGiven("sim.steptime") && st.stepTime != rf.StepTime {
-		return fmt.Errorf("%s was recorded with -sim.steptime=%v, not %v (leave the flag out: the file holds it)", rf.Path, rf.StepTime, st.stepTime)
+		return fmt.Errorf("%s was recorded with -sim.steptime=%v, not %s=%v (leave it out: the file holds it)", rf.Path, rf.StepTime, setBy("sim.steptime"), st.stepTime)
 	}
 	if wasGiven("sim.maxsteps") && st.maxSteps != rf.MaxSteps {
-		return fmt.Errorf("%s was recorded with -sim.maxsteps=%d, not %d (leave the flag out: the file holds it)", rf.Path, rf.MaxSteps, st.maxSteps)
+		return fmt.Errorf("%s was recorded with -sim.maxsteps=%d, not %s=%d (leave it out: the file holds it)", rf.Path, rf.MaxSteps, setBy("sim.maxsteps"), st.maxSteps)
 	}
 	if here := headCommit(); rf.Commit != "unknown" && here != "unknown" && rf.Commit != here {
 		return fmt.Errorf("%s was recorded at commit %s, this is %s: a replay needs the same code (git checkout %s)", rf.Path, rf.Commit, here, rf.Commit)
