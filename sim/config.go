@@ -49,6 +49,11 @@ type Config struct {
 	MaxTasks int
 	// MaxVirtual bounds the virtual time of the run (0: DefaultMaxVirtual).
 	MaxVirtual time.Duration
+	// HangAfter fails the run when a task runs this long in wall time
+	// without reaching a scheduling point: it blocks outside the simulator
+	// (a channel, a sync lock, I/O) or loops (0: DefaultHangAfter; negative:
+	// never). See hang.go.
+	HangAfter time.Duration
 
 	// StepDuration is virtual time added after every scheduling step, so that
 	// time passes while tasks compute. The default, 0, keeps time still while
@@ -131,6 +136,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxVirtual == 0 {
 		c.MaxVirtual = DefaultMaxVirtual
+	}
+	if c.HangAfter == 0 {
+		c.HangAfter = DefaultHangAfter
 	}
 	if c.TraceTail == 0 {
 		c.TraceTail = DefaultTraceTail

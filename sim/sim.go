@@ -87,6 +87,12 @@ type Sim struct {
 	// probes counts the rare events the run reached (probe.go).
 	probes map[string]int64
 
+	// watch is the hang watch's shared state (hang.go), nil when
+	// Config.HangAfter is negative; checkSteps is how often decide looks
+	// at the step limit, Abandon and the watch.
+	watch      *hangWatch
+	checkSteps int64
+
 	// Keep decisions, operations and preemptions so far (choices.go,
 	// record.go), and the record when Config.Record.
 	kept, dropped Kept
@@ -126,9 +132,15 @@ func Run(cfg Config, main func(s *Sim)) Result {
 	}
 	s.worldSrc.s = s
 	s.stepCap = cfg.MaxSteps
+	s.checkSteps = cfg.MaxSteps
 	if cfg.Abandon != nil {
-		s.stepCap = min(AbandonCheckSteps, cfg.MaxSteps)
+		s.checkSteps = AbandonCheckSteps
 	}
+	if cfg.HangAfter > 0 {
+		s.watch = &hangWatch{run: hangMagic | hangRuns.Add(1)}
+		s.checkSteps = hangCheckSteps
+	}
+	s.stepCap = min(s.checkSteps, cfg.MaxSteps)
 	s.world = rand.New(s.worldSrc)
 	if cfg.Record {
 		s.rec = &recorder{max: cfg.MaxRecord}
@@ -153,9 +165,10 @@ func Run(cfg Config, main func(s *Sim)) Result {
 		return Result{Seed: cfg.Seed, Strategy: s.strategy.String(), Err: err}
 	}
 	s.root = s.spawn("main", func() { main(s) })
-	s.loop()
-	s.strategy.end(s)
-	s.stopAll()
+	if s.watch != nil {
+		return s.runWatched(s.strategy.String())
+	}
+	s.runAll()
 	return s.result()
 }
 
@@ -265,6 +278,12 @@ func (s *Sim) decide(onTask bool) int {
 			continue
 		}
 		if s.steps >= s.stepCap {
+			if s.watch != nil {
+				if s.watch.hung.Load() {
+					return -1 // Run has returned: touch nothing more
+				}
+				s.publishProgress(s.steps)
+			}
 			if s.steps >= s.cfg.MaxSteps {
 				s.failLimit(fmt.Sprintf("step limit of %d exceeded", s.cfg.MaxSteps))
 				return -1
@@ -274,7 +293,7 @@ func (s *Sim) decide(onTask bool) int {
 				s.failLimit(fmt.Sprintf("abandoned at step %d: the harness no longer needs this run", s.steps))
 				return -1
 			}
-			s.stepCap = min(s.steps+AbandonCheckSteps, s.cfg.MaxSteps)
+			s.stepCap = min(s.steps+s.checkSteps, s.cfg.MaxSteps)
 		}
 		if s.walk { // random walk's pick, without an interface call
 			hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
@@ -345,6 +364,11 @@ func (s *Sim) spawn(name string, f func()) *task {
 	t.id, t.name, t.s = int32(len(s.tasks)), name, s
 	t.obj = -1 - t.id
 	s.tasks = append(s.tasks, t)
+	if s.watch != nil {
+		s.watch.mu.Lock()
+		s.watch.names = append(s.watch.names, name)
+		s.watch.mu.Unlock()
+	}
 	s.assignWorker(t, f)
 	s.addRunnable(t)
 	s.strategy.spawned(s, t)
@@ -407,7 +431,11 @@ func (w *worker) body(yield func(struct{}) bool) {
 		t, f := w.t, w.f
 		w.t, w.f = nil, nil
 		t.yield = yield
-		t.run(f)
+		var run uint64
+		if t.s.watch != nil {
+			run = t.s.watch.run
+		}
+		w.runTask(hangToken{run, uint64(t.id)}, t, f)
 		t.exited = true
 		if t.killed || !t.s.pool {
 			return
@@ -452,6 +480,10 @@ func (s *Sim) stopAll() {
 		t := s.tasks[i]
 		if t.state == taskDone {
 			continue
+		}
+		if s.watch != nil {
+			// Deferred calls run user code, which may hang too.
+			s.publishProgress(s.steps + int64(i) + 1)
 		}
 		t.killed = true
 		s.current = t
