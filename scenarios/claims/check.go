@@ -232,6 +232,10 @@ func Run[R any](t *testing.T, c Check[R]) Outcome {
 	if c.Bound != "" {
 		b = Get(c.Claim, c.Bound)
 		o.Bound = &b
+		if b.Unit == Seconds && b.Kind == AtMost {
+			// A failing seed's timeline draws the bound as the read's window.
+			simtest.TimelineWindow(t, b.Claim+" "+b.Name+" "+b.String(), b.Duration())
+		}
 	}
 	var seeds []SeedSample
 	var values map[uint64]R

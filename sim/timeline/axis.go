@@ -110,6 +110,32 @@ func (a *axes) choose() {
 	}
 }
 
+// captions say, for each axis, what x is there and how the events lie on
+// it; the chosen axis' caption says it was chosen and why, the other's
+// that it was switched to, so that the caption under the toggle is true
+// for the axis shown.
+func (a *axes) captions() (timeCap, ordCap string) {
+	n := len(a.slots)
+	span := a.t1 - a.t0
+	var onTime string
+	switch {
+	case span <= 0:
+		onTime = fmt.Sprintf("all %d events sit at one virtual instant (%s), on top of each other", n, at(a.t0))
+	default:
+		onTime = fmt.Sprintf("the %d events spread over %s of virtual time, %s to %s; %d of them sit within %gpx of the one before (%d share a virtual instant with it: a cache hit takes no virtual time)",
+			n, dur(span), at(a.t0), at(a.t1), a.crowded, crowdPx, a.shared)
+	}
+	first, last := a.slots[0], a.slots[n-1]
+	onOrd := fmt.Sprintf("each of the %d events has a slot of its own in the order they happened, #%d (%s) to #%d (%s), whatever virtual time passed between them",
+		n, first, at(a.evs[first].At), last, at(a.evs[last].At))
+	if a.chosen == axisTime {
+		return "Virtual time, chosen automatically because " + a.reason + ".",
+			"Event order (switched from virtual time, which the page chose): " + onOrd + "."
+	}
+	return "Virtual time (switched from event order, which the page chose): " + onTime + ".",
+		"Event order, chosen automatically because " + a.reason + "."
+}
+
 // tx is where virtual time t is on the time axis, in the chart.
 func (a *axes) tx(t time.Duration) float64 {
 	span := a.t1 - a.t0

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/timeline"
 )
 
@@ -130,4 +131,142 @@ func TestPageRendersInChromium(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(out, "timeline.html"), html, 0o644))
 	t.Logf("screenshot %s (%d bytes), page %s", filepath.Join(out, "timeline.png"), info.Size(), filepath.Join(out, "timeline.html"))
+}
+
+// farRead is a failing run whose violating read is far from the commit
+// that made it stale on the event-order axis: the world commits at +1s, a
+// busy task notes 400 cache hits over the next two seconds (most at shared
+// instants, so the page picks event order), and the reader answers from
+// its stale cache at +3.5s. The claim's window is 1s.
+func farRead(t *testing.T) timeline.Page {
+	t.Helper()
+	ctx := context.Background()
+	res := sim.Run(sim.Config{Seed: 1, Record: true}, func(s *sim.Sim) {
+		wg := s.NewWaitGroup("all")
+		wg.Add(3)
+		var commit sim.EventID
+		s.Go("pod0/admin", func() {
+			defer wg.Done()
+			_ = s.Sleep(ctx, time.Second)
+			start := s.Now()
+			commit = s.Interval(start, "conn 1", "COMMIT delete o2")
+		})
+		s.Go("pod1/busy", func() {
+			defer wg.Done()
+			_ = s.Sleep(ctx, time.Second+time.Millisecond)
+			for i := range 400 {
+				if i%20 == 0 {
+					_ = s.Sleep(ctx, 100*time.Millisecond)
+				}
+				s.Tracef("cache hit %d", i)
+			}
+		})
+		s.Go("pod1/reader", func() {
+			defer wg.Done()
+			_ = s.Sleep(ctx, 3500*time.Millisecond)
+			op := s.OpBegin("accessible k1 n1 o2")
+			read := s.OpEnd(op, "granted")
+			s.Blame(read, "OC-2: grant-staleness 2.5s breaks < 1s: read of o2")
+			s.Blame(commit, "OC-2: made the read stale")
+		})
+		_ = wg.Wait(ctx)
+		s.Failf("OC-2: grant-staleness 2.5s breaks < 1s")
+	})
+	require.Error(t, res.Err)
+	for i, e := range res.Record.Events {
+		if e.Kind == sim.EventInterval {
+			res.Record.Events[i].Task = -1 // the database's statements are the world's
+		}
+	}
+	return timeline.Page{Title: "TestOC2_FarRead seed 0x1 (shrunk)", Failure: res.Err.Error(), Record: res.Record,
+		Window: &timeline.Window{Name: "OC-2 open set max age < 1s", Bound: time.Second}}
+}
+
+// box is a rectangle the page's script reported ("left top right bottom").
+type box struct{ l, t, r, b float64 }
+
+func boxAttr(t *testing.T, dom, name string) box {
+	t.Helper()
+	got := attr(dom, "data-box-"+name)
+	f := strings.Fields(got)
+	require.Len(t, f, 4, "the page reports the box of %s: %q", name, got)
+	var v [4]float64
+	for i := range v {
+		x, err := strconv.ParseFloat(f[i], 64)
+		require.NoError(t, err)
+		v[i] = x
+	}
+	return box{v[0], v[1], v[2], v[3]}
+}
+
+func (a box) meets(b box) bool { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b }
+
+// attr is an attribute of the page's root element.
+func attr(dom, name string) string {
+	root := regexp.MustCompile(`<div id="tl"[^>]*>`).FindString(dom)
+	m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(root)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// TestPageOpensOnTheViolatingReadInChromium: on the page's first
+// screenshot, before any click, the violating read and the claim's window
+// are in view, however far the read is from the commit; switching the
+// axis changes the caption to describe the axis shown.
+func TestPageOpensOnTheViolatingReadInChromium(t *testing.T) {
+	if underRace {
+		t.Skip("drives Chromium in a subprocess, which the race detector does not see (make browser-test runs it)")
+	}
+	bin := chromium(t)
+	p := farRead(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "timeline.html")
+	require.NoError(t, timeline.WriteFile(path, p))
+	size := "--window-size=1400,900"
+
+	// The first screenshot, and the DOM in the same state.
+	png := filepath.Join(dir, "far.png")
+	headless(t, bin, path, "--screenshot="+png, size, "--hide-scrollbars")
+	dom := string(headless(t, bin, path, "--dump-dom", size, "--hide-scrollbars"))
+	has(t, dom, `data-rendered="1"`)
+	require.Equal(t, "ordinal", attr(dom, "data-axis"), "400 hits at shared instants: event order")
+	view, plot := boxAttr(t, dom, "viewport"), boxAttr(t, dom, "plot")
+	for _, name := range []string{"read", "window", "stale"} {
+		b := boxAttr(t, dom, name)
+		assert.True(t, b.meets(view), "the %s (%v) is in the viewport (%v) when the page opens", name, b, view)
+		assert.True(t, b.meets(plot), "and in the chart's visible part (%v), past the lane names: %v", plot, b)
+	}
+	t.Logf("opened at zoom %s: read %v, window %v, plot %v", attr(dom, "data-zoom"), boxAttr(t, dom, "read"), boxAttr(t, dom, "window"), plot)
+	has(t, dom, `data-violating="1"`)
+	has(t, dom, "OC-2 open set max age &lt; 1s: window 1s", "the window's label")
+
+	// Switching the axis: a copy of the page that clicks the toggle once
+	// its script has run, and notes the caption before and after.
+	html, err := os.ReadFile(path)
+	require.NoError(t, err)
+	click := `<script>(function(){var r=document.getElementById("tl"),c=document.getElementById("tl-reason");` +
+		`r.setAttribute("data-caption-before",c.textContent);document.getElementById("tl-axis").click();` +
+		`r.setAttribute("data-caption-after",c.textContent);})();</script></body>`
+	switched := filepath.Join(dir, "switched.html")
+	require.NoError(t, os.WriteFile(switched, []byte(strings.Replace(string(html), "</body>", click, 1)), 0o644))
+	dom = string(headless(t, bin, switched, "--dump-dom", size, "--hide-scrollbars"))
+	before, after := attr(dom, "data-caption-before"), attr(dom, "data-caption-after")
+	assert.Equal(t, "time", attr(dom, "data-axis"), "the toggle switched to virtual time")
+	assert.True(t, strings.HasPrefix(before, "Event order"), "the caption described event order: %q", before)
+	assert.True(t, strings.HasPrefix(after, "Virtual time"), "and now describes virtual time: %q", after)
+	assert.Contains(t, after, "of virtual time")
+	assert.NotContains(t, after, "Event order,", "nothing of the other axis' caption is left")
+	for _, name := range []string{"read", "window"} {
+		b := boxAttr(t, dom, name)
+		assert.True(t, b.meets(boxAttr(t, dom, "plot")), "the %s is still in view on the other axis: %v", name, b)
+	}
+
+	b, err := os.ReadFile(png)
+	require.NoError(t, err)
+	out := artifactDir(t)
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "far-read.png"), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "far-read.html"), html, 0o644))
 }

@@ -12,10 +12,17 @@
 //
 // The page needs no network: its CSS and JavaScript are inline, built from
 // the files in assets/. Everything is laid out in Go, so the page reads
-// without JavaScript too; the script only switches the axis, fills the
-// details panel when a bar or marker is clicked, and scrolls to the first
-// blamed event. When it has run it sets data-rendered="1" on the root
-// element, which the browser test checks.
+// without JavaScript too; the script only switches the axis (and the
+// caption that describes it), fills the details panel when a bar or marker
+// is clicked, and opens on the violating read (the blamed answer stale the
+// longest; else the first blamed event), zoomed out if need be so that the
+// read and the claim's window (Page.Window, the bound from the claims
+// table) are in view. The window is a band from the moment the read's
+// value stopped being current (the blamed commit before it) to the bound,
+// and the read's stale interval a strip on its lane against it. When the
+// script has run it sets data-rendered="1" on the root element, and the
+// boxes of the read and the window on screen (data-box-read, …), which the
+// browser test checks.
 //
 // Two axes: virtual time since sim.Epoch, or event order (x = the event's
 // place in the record). A cache hit takes no virtual time, so many events

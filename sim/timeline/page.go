@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,11 @@ type Page struct {
 	// Clicking an event shows the lines of its step ("step N ..."), so a
 	// person sees what the scheduler did around it.
 	Trace []string
+	// Window, if set, is the bound of the claim the run broke, from the
+	// claims table: the page draws it as a band from the moment the
+	// violating read's value stopped being current to the bound, with the
+	// read's stale interval against it.
+	Window *Window
 }
 
 // Link is a related page: {Text: "porcupine visualization", Href: "porcupine.html"}.
@@ -103,13 +109,18 @@ func build(p Page) *pageView {
 	ax := newAxes(d, drawn, lo, hi)
 	groups, lanes := layout(d, drawn, lo)
 
-	v := &pageView{
+	v := &pageView{Violating: -1,
 		Title: p.Title, Failure: p.Failure, Commands: p.Commands, Links: p.Links,
 		Style: pageCSS, Script: pageJS, Axis: ax.chosen, AxisReason: ax.reason,
 		LeftOut:      leftOut(n, lo, hi),
 		TimeAxisName: "virtual time", OrdAxisName: "event order",
 		TimeAxisDesc: "x is virtual time since sim.Epoch",
 		OrdAxisDesc:  "x is each event's place in the record (#number and virtual time in the labels)",
+	}
+	v.CaptionTime, v.CaptionOrd = ax.captions()
+	v.Caption = v.CaptionTime
+	if ax.chosen == axisOrdinal {
+		v.Caption = v.CaptionOrd
 	}
 	if v.Title == "" {
 		v.Title = "timeline"
@@ -121,6 +132,12 @@ func build(p Page) *pageView {
 		v.Cut = fmt.Sprintf("The record hit its size limit (sim.Config.MaxRecord) and stops after event #%d at %s: the run's later events, and maybe the failure itself, are not in it.", last.Seq, at(last.At))
 	}
 
+	// The page opens on the violating read, if it is drawn.
+	viol, ok := violatingRead(rec)
+	if !ok || lanes[laneOf(rec.Events[viol.read])] == nil {
+		viol.read = -1
+	}
+	v.Violating = viol.read
 	c := &v.Chart
 	bottom := axisH
 	for _, g := range groups {
@@ -128,7 +145,7 @@ func build(p Page) *pageView {
 			c.Groups = append(c.Groups, groupView{Name: g.name, Style: cssBox("0", strconv.Itoa(g.top), "", strconv.Itoa(groupH))})
 		}
 		for _, l := range g.lanes {
-			c.Lanes = append(c.Lanes, viewLane(d, ax, l))
+			c.Lanes = append(c.Lanes, viewLane(d, ax, l, v.Violating))
 			bottom = l.top + l.height
 		}
 	}
@@ -141,6 +158,9 @@ func build(p Page) *pageView {
 	c.Arrows = arrowViews(d, ax, lanes, drawn)
 	// The run failed where its record ends, unless the record was cut.
 	c.Bands = bandViews(d, ax, drawn, c.Height, p.Failure != "" && hi == n && !rec.Cut)
+	if viol.read >= 0 {
+		c.Window, v.WindowLine = windowViews(d, ax, lanes, viol, p.Window, c.Height)
+	}
 
 	shown := shownEvents(d, drawn, lo, hi)
 	data, note := detailsData(rec, shown, p.Trace)
@@ -186,7 +206,9 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-func viewLane(d *drawing, ax *axes, l *lane) laneView {
+// viewLane lays out a lane's shapes; the one holding event violating (the
+// violating read's answer) is marked for the script to open on.
+func viewLane(d *drawing, ax *axes, l *lane, violating int) laneView {
 	lv := laneView{Name: l.name, Label: clip(l.label, 40), Group: l.group, Task: l.key.task,
 		Style: cssBox("0", strconv.Itoa(l.top), "", strconv.Itoa(l.height))}
 	switch {
@@ -215,6 +237,7 @@ func viewLane(d *drawing, ax *axes, l *lane) laneView {
 		if sv.Blamed != "" {
 			sv.Class += " blamed"
 		}
+		sv.Violating = violating >= 0 && slices.Contains(s.evs, violating)
 		if s.open {
 			sv.Class += " open"
 		}
@@ -232,7 +255,7 @@ func viewLane(d *drawing, ax *axes, l *lane) laneView {
 func tickViews(ts []tick, height int) []tickView {
 	var vs []tickView
 	for _, t := range ts {
-		vs = append(vs, tickView{Label: t.label, Style: cssBox(num(t.x), "0", "", strconv.Itoa(height))})
+		vs = append(vs, tickView{Label: t.label, X: num(t.x), Style: cssBox(num(t.x), "0", "", strconv.Itoa(height))})
 	}
 	return vs
 }

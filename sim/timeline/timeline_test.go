@@ -357,3 +357,24 @@ func TestTraceLinesOfTheStepsDrawn(t *testing.T) {
 	has(t, out, "trace lines of the steps drawn are on this page")
 	has(t, out, `published \u003cb\u003ev2\u003c/b\u003e`)
 }
+
+func TestTheWindowAndTheViolatingRead(t *testing.T) {
+	p := page(run(t, nil))
+	out := write(t, p)
+	hasNot(t, out, `data-window="1"`, "no window without the claim's bound")
+	has(t, out, `data-violating="1"`, "the page opens on the violating read all the same")
+
+	p.Window = &timeline.Window{Name: "OC-2 open set max age < 1ms", Bound: time.Millisecond}
+	out = write(t, p)
+	has(t, out, `data-window="1"`, "the window's band")
+	has(t, out, `data-stale="1"`, "the read's stale interval")
+	has(t, out, "OC-2 open set max age &lt; 1ms: window 1ms", "labelled with the table's bound")
+	has(t, out, "The read answered at &#43;6ms, stale for 4ms: 3ms past the bound.", "the window in words")
+	i := strings.Index(out, `data-violating="1"`)
+	require.Positive(t, i)
+	assert.Contains(t, out[i:i+400], "OC-2: read v1 after v2", "the violating read is the blamed answer, not the commit")
+
+	// The caption of each axis, for the script to swap in.
+	has(t, out, `data-caption-time="Virtual time`)
+	has(t, out, `data-caption-ordinal="Event order`)
+}

@@ -34,6 +34,11 @@ type pageView struct {
 	TimeAxisName, OrdAxisName string
 	TimeAxisDesc, OrdAxisDesc string
 	DrawnEvents               int
+	// Caption says why the axis shown is drawn as it is; the script swaps
+	// in the other axis' caption when the axis is switched.
+	Caption, CaptionTime, CaptionOrd string
+	Violating                        int    // the violating read's answer, by Seq; -1 for none
+	WindowLine                       string // the claim's window in words ("" for none)
 }
 
 type blamedRow struct {
@@ -51,10 +56,12 @@ type chartView struct {
 	Lanes     []laneView
 	Arrows    []arrowView
 	Bands     []bandView
+	Window    *windowView
 }
 
 type tickView struct {
 	Style template.CSS
+	X     string // its left, which the script scales when it zooms
 	Label string
 }
 
@@ -79,6 +86,8 @@ type shapeView struct {
 	Title  string
 	Label  string // a bar's text
 	Span   string // a marker's visible label
+	// Violating marks the violating read's operation, where the page opens.
+	Violating bool
 }
 
 type arrowView struct {

@@ -1,6 +1,8 @@
 // sim/timeline: the page's only script. The chart is laid out in Go; this
-// switches the axis (every shape carries its place on both: data-t, data-o),
-// fills the details panel on a click, and opens on the first blamed event.
+// switches the axis (every shape carries its place on both: data-t, data-o)
+// and its caption, fills the details panel on a click, and opens on the
+// violating read (else the first blamed event), zoomed out if need be so
+// that the read's stale interval and the claim's window are in view.
 // It writes text with textContent only, never as HTML.
 (function () {
   "use strict";
@@ -23,6 +25,19 @@
     byStep[t.step].push(t.line);
   }
   var placed = root.querySelectorAll("[data-t]");
+  var chart = document.getElementById("tl-chart");
+  var svg = root.querySelector(".chart svg.arrows");
+  var labelW = Number(chart.getAttribute("data-label-w")) || 190;
+  var baseWidth = Number(chart.getAttribute("data-width")) || chart.offsetWidth;
+  var ticks = root.querySelectorAll(".chart .tick[data-x]");
+  var caption = document.getElementById("tl-reason");
+  var zoomNote = document.getElementById("tl-zoom");
+  // zoom scales x past the lane names: 1 is the layout Go made.
+  var zoom = 1;
+
+  function scaled(x) {
+    return labelW + (Number(x) - labelW) * zoom;
+  }
 
   function setAxis(axis) {
     var key = axis === "time" ? "data-t" : "data-o";
@@ -30,19 +45,44 @@
       var el = placed[k];
       var v = el.getAttribute(key).split(" ");
       if (el.tagName.toLowerCase() === "line") {
-        el.setAttribute("x1", v[0]);
-        el.setAttribute("x2", v[1]);
+        el.setAttribute("x1", String(scaled(v[0])));
+        el.setAttribute("x2", String(scaled(v[1])));
+      } else if (el.classList.contains("mk")) {
+        // A marker is a point: its middle moves, its size stays.
+        var w = Number(v[1]);
+        el.style.left = scaled(Number(v[0]) + w / 2) - w / 2 + "px";
       } else {
-        el.style.left = v[0] + "px";
+        el.style.left = scaled(v[0]) + "px";
         if (v.length > 1) {
-          el.style.width = v[1] + "px";
+          el.style.width = Math.max(Number(v[1]) * zoom, 2) + "px";
         }
       }
     }
+    var width = labelW + (baseWidth - labelW) * zoom;
+    chart.style.width = width + "px";
+    if (svg) {
+      svg.setAttribute("width", String(width));
+    }
+    // Ticks closer than a label's width to the one before are hidden.
+    var last = {};
+    for (k = 0; k < ticks.length; k++) {
+      var t = ticks[k];
+      var x = scaled(t.getAttribute("data-x"));
+      var group = t.parentNode.className;
+      t.style.left = x + "px";
+      t.hidden = last[group] !== undefined && x - last[group] < 90;
+      if (!t.hidden) {
+        last[group] = x;
+      }
+    }
     root.setAttribute("data-axis", axis);
-    var sel = root.querySelector(".chart .sel");
-    if (sel) {
-      reveal(sel);
+    if (caption) {
+      caption.textContent = caption.getAttribute(axis === "time" ? "data-caption-time" : "data-caption-ordinal");
+    }
+    if (zoomNote) {
+      zoomNote.hidden = zoom === 1;
+      document.getElementById("tl-zoom-text").textContent =
+        "Zoomed out to " + Math.round(zoom * 100) + "% so that the violating read's stale interval and the claim's window fit.";
     }
   }
 
@@ -184,19 +224,103 @@
     select(seqs, el);
   });
 
+  var violating = root.querySelector(".chart .lane [data-violating]");
+
+  // fit zooms out until the violating read, its stale interval and the
+  // claim's window fit in the visible part of the chart, and scrolls them
+  // into view: the page opens on what broke the claim.
+  function fit() {
+    if (!violating) {
+      return;
+    }
+    var axis = root.getAttribute("data-axis");
+    var parts = [violating, root.querySelector(".chart [data-stale]"), root.querySelector(".chart [data-window]")];
+    function extent() {
+      var lo = Infinity;
+      var hi = -Infinity;
+      for (var k = 0; k < parts.length; k++) {
+        if (parts[k]) {
+          lo = Math.min(lo, parts[k].offsetLeft);
+          hi = Math.max(hi, parts[k].offsetLeft + parts[k].offsetWidth);
+        }
+      }
+      return [lo, hi];
+    }
+    zoom = 1;
+    setAxis(axis);
+    var room = scroller.clientWidth - labelW - 40;
+    var ext = extent();
+    if (ext[1] - ext[0] > room && room > 0) {
+      zoom = Math.max(room / (ext[1] - ext[0]), 0.01);
+      setAxis(axis);
+      ext = extent();
+    }
+    scroller.scrollLeft = Math.max(0, ext[0] - labelW - 20);
+    var y = violating.offsetTop + violating.offsetParent.offsetTop;
+    if (y < scroller.scrollTop + 30 || y > scroller.scrollTop + scroller.clientHeight - 20) {
+      scroller.scrollTop = Math.max(0, y - 80);
+    }
+    // The chart may start below the fold (a long failure, many blamed rows).
+    var r = violating.getBoundingClientRect();
+    if (r.bottom > window.innerHeight || r.top < 0) {
+      window.scrollBy(0, r.top - window.innerHeight / 2);
+    }
+  }
+
+  function rect(el) {
+    if (!el) {
+      return "";
+    }
+    var r = el.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom].map(Math.round).join(" ");
+  }
+
+  // boxes records where the read, the window and the visible chart are on
+  // the screen ("left top right bottom"), for the browser test and for a
+  // person asking why the page opened where it did.
+  function boxes() {
+    var s = scroller.getBoundingClientRect();
+    root.setAttribute("data-box-viewport", "0 0 " + window.innerWidth + " " + window.innerHeight);
+    root.setAttribute("data-box-plot", [s.left + labelW, s.top, s.left + scroller.clientWidth, s.top + scroller.clientHeight].map(Math.round).join(" "));
+    root.setAttribute("data-box-read", rect(violating));
+    root.setAttribute("data-box-window", rect(root.querySelector(".chart [data-window]")));
+    root.setAttribute("data-box-stale", rect(root.querySelector(".chart [data-stale]")));
+    root.setAttribute("data-zoom", String(zoom));
+  }
+
   var button = document.getElementById("tl-axis");
   if (button) {
     button.addEventListener("click", function () {
+      zoom = 1;
       setAxis(root.getAttribute("data-axis") === "time" ? "ordinal" : "time");
+      fit();
+      var sel = root.querySelector(".chart .sel");
+      if (sel && !violating) {
+        reveal(sel);
+      }
+      boxes();
+    });
+  }
+  var reset = document.getElementById("tl-zoom-reset");
+  if (reset) {
+    reset.addEventListener("click", function () {
+      zoom = 1;
+      setAxis(root.getAttribute("data-axis"));
+      if (violating) {
+        reveal(violating);
+      }
+      boxes();
     });
   }
 
   setAxis(root.getAttribute("data-default-axis") || "time");
-  var first = root.querySelector(".chart .lane [data-blamed]");
+  var first = violating || root.querySelector(".chart .lane [data-blamed]");
   if (first) {
     var seqs = first.getAttribute("data-ev").split(" ");
     select(seqs.map(Number), first);
   }
+  fit();
+  boxes();
   root.setAttribute("data-shapes", String(root.querySelectorAll(".chart [data-ev]").length));
   root.setAttribute("data-rendered", "1");
 })();
