@@ -39,7 +39,7 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 	}
 	dir, artErr := "", errNoArtifacts
 	if h.st.artifacts {
-		dir, artErr = h.writeArtifacts(t, ps.seed, res)
+		dir, artErr = h.artifactsUnlessHung(t, ps.seed, res)
 	}
 	switch {
 	case artErr == errNoArtifacts:

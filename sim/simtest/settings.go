@@ -81,6 +81,8 @@ var (
 	flagShrinkTries = flag.Int("sim.shrink.attempts", 600, "re-runs a shrink may make at most")
 	flagShrinkMore  = flag.Int("sim.shrink.more", 0, "re-runs a shrink may add, running its passes once more, when -sim.shrink.attempts ran out on a result above the goal (10 operations, 3 preemptions); 0: none")
 	flagShrinkWall  = flag.Duration("sim.shrink.wall", 3*time.Minute, "wall time a shrink may take at most (a safety net: a shrink stopped by it says so, and its result depends on the machine)")
+	flagHang        = flag.Duration("sim.hang", sim.DefaultHangAfter, "fail a run whose task runs this long in wall time without reaching a scheduling point (it blocks on a channel, a sync lock or I/O, or loops), naming the task and where it waits (0: never)")
+	flagScan        = flag.Bool("sim.scan", true, "scan the test's package and its in-module imports for determinism-contract violations (go statements, channels, sync, the wall clock) once per test process, before the first simulation; false: skip the scan")
 )
 
 func init() {
@@ -119,6 +121,9 @@ type settings struct {
 	parallel    int
 	shard       Shard
 	capped      bool // the test's MaxSeeds lowered the seed count
+
+	hang time.Duration // -sim.hang: Config.HangAfter, 0 for never
+	scan bool          // -sim.scan
 }
 
 // twice reports whether a seed runs a second time to prove the run
@@ -359,6 +364,10 @@ func readSettings() (settings, error) {
 		out: *flagOut, determinism: *flagDeterminism, record: *flagRecord, artifacts: *flagArtifacts, keepGoing: *flagKeepGoing,
 		stepTime: *flagStepTime, maxSteps: *flagMaxSteps, stats: *flagStats, trace: *flagTrace,
 		parallel: *flagParallel, guided: *flagReplayGuide, shrink: *flagShrink, shrinkTries: *flagShrinkTries, shrinkMore: *flagShrinkMore, shrinkWall: *flagShrinkWall,
+	}
+	st.hang, st.scan = *flagHang, *flagScan
+	if st.hang < 0 {
+		return st, fmt.Errorf("%s must not be negative, got %v", setBy("sim.hang"), st.hang)
 	}
 	shard, err := ParseShard(*flagShard)
 	if err != nil {

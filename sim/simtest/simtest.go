@@ -367,6 +367,7 @@ func (h *harness) config(seed uint64) sim.Config {
 	cfg := h.opts.Config
 	cfg.Seed = seed
 	cfg.Strategy = h.st.strategyFor(max(h.pctSteps, 1))
+	cfg.HangAfter = h.st.hangAfter(cfg.HangAfter)
 	if h.st.stepTime > 0 {
 		cfg.StepDuration = h.st.stepTime
 	}
