@@ -58,6 +58,7 @@ func Prove(t *testing.T, opts ProofOptions, body func(s *sim.Sim)) ProofResult {
 		t.Fatalf("windtunnel: %v", err)
 		return ProofResult{}
 	}
+	scanPackage(t, st)
 	cfg := opts.Config
 	if cfg.Seed == 0 {
 		cfg.Seed = 1

@@ -230,6 +230,7 @@ func (h *harness) setup() bool {
 		t.Fatalf("windtunnel: %v", err)
 		return false
 	}
+	scanPackage(t, st)
 	if st.capped {
 		t.Logf("windtunnel: %d seeds, this test's cap (a heavy configuration), instead of -sim.seeds", st.seeds)
 	}
