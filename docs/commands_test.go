@@ -1,0 +1,348 @@
+// Package docs_test holds the project's user documentation (README.md at the
+// module root and the pages of docs/) to what it says: every shell command
+// it shows runs, and the README stays a short user's guide.
+//
+// The convention: a shell command goes in a fenced block marked ```sh, one
+// command a line; Go code goes in ```go blocks and program output in ```text
+// blocks, which are not run. Every fence names its language. A command is
+// expected to exit 0, unless its line ends with a comment starting
+// "# fails:" (a replay of a failing run: its failing is the point). Commands
+// run at the module root, with OUT (the Makefile's output directory) set to
+// a temporary directory in the environment, and a path under out/ in the
+// command read from there, so that the checkout is left as it was.
+//
+// Commands too long for a test, or that make test runs in a stage of its
+// own, are listed in special by their exact text; a command not listed
+// there runs as written.
+package docs_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// root is the module root, where every command runs.
+const root = ".."
+
+// maxReadmeLines bounds README.md: it is a user's guide; internals go to docs/.
+const maxReadmeLines = 250
+
+// commandTimeout bounds one command.
+const commandTimeout = 6 * time.Minute
+
+// How a special command is handled.
+type special struct {
+	// tiny, if set, is run instead of the command: the same command at a
+	// size a test can afford.
+	tiny string
+	// stage, if set, names the stage of make test that runs the command (or
+	// what it needs: services make test starts); the test checks that make
+	// test really has that stage instead of running it.
+	stage string
+	// self: the command is make test itself, which runs this test.
+	self bool
+}
+
+// specials is keyed by the exact text of a command in a ```sh block. An
+// entry no document uses fails the test, so the table cannot go stale.
+var specials = map[string]special{
+	// The whole audit: the walk-through's narrowed audit of OC-2's checks
+	// and one mutant instead.
+	"make sim":              {tiny: "make sim SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
+	"make test":             {self: true},
+	"make vet":              {stage: "vet"},
+	"make unit":             {stage: "unit"},
+	"make race":             {stage: "race"},
+	"make integration":      {stage: "integration"},
+	"make browser-test":     {stage: "browser-test"},
+	"make sweep-slurm-test": {stage: "sweep-slurm-test"},
+	"make fuzz":             {stage: "fuzz"},
+	"make audit-quick":      {stage: "audit-quick"},
+	// Needs a PostgreSQL and a Redis server: make integration starts both
+	// and runs these tests on them.
+	"WINDTUNNEL_PG_URL='postgres://user:pass@host:5432/db?sslmode=disable' WINDTUNNEL_REDIS_ADDR='host:6379' go test -v -count=1 ./impl/edge/...": {stage: "integration"},
+}
+
+// docCommand is one command of a document.
+type docCommand struct {
+	file  string
+	line  int
+	text  string // the command, without its trailing comment
+	fails bool   // annotated "# fails:": expected to exit non-zero
+}
+
+// documents are README.md and every page of docs/.
+func documents(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) == 0 {
+		t.Fatal("no pages in docs/")
+	}
+	return append([]string{filepath.Join(root, "README.md")}, pages...)
+}
+
+var fence = regexp.MustCompile("^(\\s*)```(.*)$")
+
+// commands parses a document's ```sh blocks.
+func commands(t *testing.T, file string) []docCommand {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []docCommand
+	in, lang := false, ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if m := fence.FindStringSubmatch(line); m != nil {
+			if in {
+				in = false
+				continue
+			}
+			in, lang = true, strings.TrimSpace(m[2])
+			if lang == "" {
+				t.Errorf("%s:%d: a code fence without a language: mark shell commands ```sh, Go ```go, output ```text", file, n)
+			}
+			if lang == "shell" || lang == "console" || lang == "bash" {
+				t.Errorf("%s:%d: ```%s: the documents mark shell commands ```sh, which this test runs", file, n, lang)
+			}
+			continue
+		}
+		if !in || lang != "sh" {
+			continue
+		}
+		text := strings.TrimSpace(line)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		c := docCommand{file: file, line: n, text: text}
+		if i := strings.Index(text, " # "); i >= 0 {
+			comment := strings.TrimSpace(text[i+3:])
+			c.text = strings.TrimSpace(text[:i])
+			c.fails = strings.HasPrefix(comment, "fails:")
+		}
+		if strings.HasSuffix(c.text, "\\") {
+			t.Errorf("%s:%d: a command continued on the next line: write each command on one line", file, n)
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if in {
+		t.Errorf("%s: a code fence is never closed", file)
+	}
+	return out
+}
+
+// makeTestStages reads the stages make test runs: the Makefile's test
+// target hands them to scripts/test-stages.sh as quoted lists.
+func makeTestStages(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "test:") {
+			continue
+		}
+		for _, r := range lines[i+1:] {
+			if !strings.HasPrefix(r, "\t") {
+				break
+			}
+			if !strings.Contains(r, "scripts/test-stages.sh") {
+				continue
+			}
+			var stages []string
+			for _, q := range regexp.MustCompile(`"([^"$]*)"`).FindAllStringSubmatch(r, -1) {
+				stages = append(stages, strings.Fields(q[1])...)
+			}
+			if len(stages) == 0 {
+				t.Fatalf("Makefile: make test's recipe names no stages: %s", r)
+			}
+			return stages
+		}
+	}
+	t.Fatal("Makefile: no test target running scripts/test-stages.sh")
+	return nil
+}
+
+// underOut makes a path under out/ in a command read from OUT.
+var underOut = regexp.MustCompile(`(^|[\s='"])out/`)
+
+func TestEveryDocCommandRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command of README.md and docs/: minutes")
+	}
+	var all []docCommand
+	for _, d := range documents(t) {
+		all = append(all, commands(t, d)...)
+	}
+	if len(all) < 5 {
+		t.Fatalf("found only %d commands in README.md and docs/", len(all))
+	}
+	stages := makeTestStages(t)
+	used := map[string]bool{}
+	out := t.TempDir()
+	type result struct {
+		err    error
+		output string
+	}
+	ran := map[string]result{}
+	env := []string{"OUT=" + out}
+	for _, e := range os.Environ() {
+		// A make that started this test passes its own settings down; the
+		// commands are run as a user runs them.
+		name, _, _ := strings.Cut(e, "=")
+		if name == "MAKEFLAGS" || name == "MFLAGS" || name == "MAKELEVEL" || name == "OUT" {
+			continue
+		}
+		env = append(env, e)
+	}
+	for _, c := range all {
+		where := fmt.Sprintf("%s:%d", c.file, c.line)
+		run := c.text
+		if s, ok := specials[c.text]; ok {
+			used[c.text] = true
+			switch {
+			case s.self:
+				if c.text != "make test" {
+					t.Errorf("%s: %q is marked as make test itself", where, c.text)
+				}
+				t.Logf("%s: %s: make test itself, which runs this test", where, c.text)
+				continue
+			case s.stage != "":
+				if !slices.Contains(stages, s.stage) {
+					t.Errorf("%s: %q is said to be run by make test's stage %q, but make test's stages are %v", where, c.text, s.stage, stages)
+				} else {
+					t.Logf("%s: %s: run by make test's stage %s", where, c.text, s.stage)
+				}
+				continue
+			case s.tiny != "":
+				run = s.tiny
+			}
+		}
+		run = underOut.ReplaceAllString(run, "${1}"+out+"/")
+		r, done := ran[run]
+		if !done {
+			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+			cmd := exec.CommandContext(ctx, "bash", "-c", run)
+			cmd.Dir, cmd.Env = root, env
+			cmd.WaitDelay = 10 * time.Second
+			start := time.Now()
+			b, err := cmd.CombinedOutput()
+			cancel()
+			if ctx.Err() != nil {
+				err = fmt.Errorf("timed out after %v: %w", commandTimeout, err)
+			}
+			r = result{err: err, output: string(b)}
+			ran[run] = r
+			t.Logf("%s: %s (%.1fs, %v)", where, run, time.Since(start).Seconds(), err)
+		}
+		switch {
+		case c.fails && r.err == nil:
+			t.Errorf("%s: %s: exited 0, but the document says it fails:\n%s", where, run, tail(r.output))
+		case !c.fails && r.err != nil:
+			t.Errorf("%s: %s: %v, but the document says it succeeds (mark it \"# fails: ...\" if it should fail):\n%s", where, run, r.err, tail(r.output))
+		}
+	}
+	for text := range specials {
+		if !used[text] {
+			t.Errorf("specials lists %q, which no ```sh block of README.md or docs/ has: remove it", text)
+		}
+	}
+}
+
+// tail is the end of a command's output, enough to see why it failed.
+func tail(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > 60 {
+		lines = append([]string{"…"}, lines[len(lines)-60:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+var claimRow = regexp.MustCompile(`(?m)^\| ([A-Z]{2}-[0-9]+) \|`)
+
+// claimCount counts the claims of CLAIMS.md: the rows of its tables.
+func claimCount(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "scenarios/claims/CLAIMS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range claimRow.FindAllStringSubmatch(string(b), -1) {
+		if ids[m[1]] {
+			t.Errorf("CLAIMS.md lists %s twice", m[1])
+		}
+		ids[m[1]] = true
+	}
+	if len(ids) < 10 {
+		t.Fatalf("found only %d claims in CLAIMS.md", len(ids))
+	}
+	return len(ids)
+}
+
+var claimsStated = regexp.MustCompile(`\b([0-9]+) claims\b`)
+
+func TestReadmeIsAShortGuide(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if n := strings.Count(readme, "\n"); n > maxReadmeLines {
+		t.Errorf("README.md has %d lines, more than %d: move internals to docs/", n, maxReadmeLines)
+	}
+	if strings.Contains(readme, "../shared/") {
+		t.Errorf("README.md points at ../shared/, which a clone does not have (CLAIMS.md is scenarios/claims/CLAIMS.md)")
+	}
+	want := claimCount(t)
+	for _, d := range documents(t) {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range claimsStated.FindAllStringSubmatch(string(b), -1) {
+			if n, _ := strconv.Atoi(m[1]); n != want && n > 5 {
+				t.Errorf("%s says %q; CLAIMS.md lists %d claims", d, m[0], want)
+			}
+		}
+	}
+}
+
+// TestEveryLinkedPageExists: a relative link of README.md or a docs page
+// names a file of the checkout.
+func TestEveryLinkedPageExists(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
+	for _, d := range documents(t) {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(d), m[1])); err != nil {
+				t.Errorf("%s links to %s, which does not exist", d, m[1])
+			}
+		}
+	}
+}
