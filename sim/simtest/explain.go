@@ -30,7 +30,7 @@ func (r Results[R]) Explain(seed uint64, dir string) (Explanation, error) {
 		return Explanation{}, fmt.Errorf("simtest: Explain on results that did not come from Seeds")
 	}
 	cfg := r.h.config(seed)
-	return r.h.explain(cfg, dir, fmt.Sprintf("seed %#x", seed), r.h.reproduceCommand(seed))
+	return r.h.explain(cfg, dir, fmt.Sprintf("seed %#x", seed), r.h.seedCommand(seed, false))
 }
 
 // explain runs cfg recorded and writes what a person reads about it.
@@ -64,9 +64,4 @@ func (h *harness) explain(cfg sim.Config, dir, title, command string) (Explanati
 	}
 	ex.Timeline = page
 	return ex, nil
-}
-
-// reproduceCommand is the go test command that re-runs one seed.
-func (h *harness) reproduceCommand(seed uint64) string {
-	return fmt.Sprintf("go test %s -run %s %s -v", packagePath(), runPattern(h.t.Name()+fmt.Sprintf("/seed=%#x", seed)), h.reproduceFlags(seed))
 }

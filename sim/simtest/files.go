@@ -17,13 +17,15 @@ import (
 
 // The replay file: everything that shapes one run, then its schedule.
 //
-//	windtunnel replay v4
+//	windtunnel replay v5
 //	test TestOC2_LostInvalidationAgeBound
+//	package ./scenarios/oc
 //	seed 0x4c8dfbf301c76ce3
 //	strategy pct(depth=3,steps=5120)
 //	steptime 1µs
 //	maxsteps 0
 //	commit 1a2b3c4d5e6f
+//	mutant none
 //	choices seed
 //	keeps seed
 //	keeptasks seed
@@ -38,9 +40,10 @@ import (
 // answers (runs of 0 and 1), and, when T > 0, for each of those O+F
 // answers the index of the task it is for (its ordinal among that task's
 // calls of the kind follows from the order): the edited workload and
-// fault plan, keyed by task (sim.KeepKey). Version 3 files (no keeptasks
-// line: answers by the run's ordinal) and version 2 files (no choices or
-// keeps line) still replay.
+// fault plan, keyed by task (sim.KeepKey). The package ("-" outside a
+// module) and the mutant ("none", or its ID and, quoted, the file it comes
+// from) tell a tool where to run the file and on which code. Files of
+// older versions are refused: they come from older commits.
 //
 // The header lines come in this order, each exactly once. The strategy is
 // informative (the decisions fix the schedule); the step time and the step
@@ -49,20 +52,17 @@ import (
 // refused with a message that says which instead of diverging. The world's
 // configuration has no other knob a flag can change.
 const (
-	replayMagic   = "windtunnel replay v4"
-	replayMagicV3 = "windtunnel replay v3"
-	replayMagicV2 = "windtunnel replay v2"
+	replayMagic = "windtunnel replay v5"
 	// maxReplayBytes bounds what readReplay reads: a run has at most
 	// sim.DefaultMaxSteps decisions of at most 7 bytes each, plus the
 	// header.
 	maxReplayBytes = 96 << 20
 )
 
-var (
-	replayKeys   = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "keeps", "keeptasks", "decisions"}
-	replayKeysV3 = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "choices", "keeps", "decisions"}
-	replayKeysV2 = []string{"test", "seed", "strategy", "steptime", "maxsteps", "commit", "decisions"}
-)
+// unknownPackage is the package line of a run outside a module.
+const unknownPackage = "-"
+
+var replayKeys = []string{"test", "package", "seed", "strategy", "steptime", "maxsteps", "commit", "mutant", "choices", "keeps", "keeptasks", "decisions"}
 
 // replayFile is a parsed replay file.
 type replayFile struct {
@@ -73,6 +73,13 @@ type replayFile struct {
 	StepTime time.Duration
 	MaxSteps int64
 	Commit   string
+	// Package is the test's package relative to the module root
+	// ("./scenarios/oc"), "" in files older than v5.
+	Package string
+	// Mutant is the mutant the run flew instead of the checkout's code
+	// ("" for none) and Catalogue the file it comes from ("" for the
+	// project's catalogue): a replay must fly the same code.
+	Mutant, Catalogue string
 	// Choices and Keeps are the world's draws and Keep answers of a
 	// shrunk run; Choices nil means the seed's own.
 	Choices   []uint64
@@ -89,6 +96,9 @@ func (rf *replayFile) belongsTo(test string) error {
 }
 
 func writeReplay(path string, rf replayFile) error {
+	if err := notTheInput(path); err != nil {
+		return err
+	}
 	var b bytes.Buffer
 	choices, keeps, keepTasks := "seed", "seed", "seed"
 	var tasks []string  // the task table, in first-use order
@@ -103,8 +113,19 @@ func writeReplay(path string, rf replayFile) error {
 		}
 		keepTasks = strconv.Itoa(len(tasks))
 	}
-	fmt.Fprintf(&b, "%s\ntest %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nchoices %s\nkeeps %s\nkeeptasks %s\n",
-		replayMagic, rf.Test, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, choices, keeps, keepTasks)
+	mutant := "none"
+	if rf.Mutant != "" {
+		mutant = rf.Mutant
+		if rf.Catalogue != "" {
+			mutant += " " + strconv.Quote(rf.Catalogue)
+		}
+	}
+	pkg := rf.Package
+	if pkg == "" {
+		pkg = unknownPackage
+	}
+	fmt.Fprintf(&b, "%s\ntest %s\npackage %s\nseed %#x\nstrategy %s\nsteptime %s\nmaxsteps %d\ncommit %s\nmutant %s\nchoices %s\nkeeps %s\nkeeptasks %s\n",
+		replayMagic, rf.Test, pkg, rf.Seed, rf.Strategy, rf.StepTime, rf.MaxSteps, rf.Commit, mutant, choices, keeps, keepTasks)
 	for _, t := range tasks {
 		fmt.Fprintf(&b, "task %s\n", strconv.Quote(t))
 	}
@@ -172,11 +193,16 @@ func parseReplay(data []byte) (*replayFile, error) {
 	}
 	magic, _ := line()
 	keys := replayKeys
-	if magic == replayMagicV2 {
-		keys = replayKeysV2
-	} else if magic == replayMagicV3 {
-		keys = replayKeysV3
-	} else if magic != replayMagic {
+	if v, ok := strings.CutPrefix(magic, "windtunnel replay v"); ok && magic != replayMagic && len(v) < 4 {
+		// A file of an older version comes from an older commit, which
+		// its own code replays: this one would diverge anyway.
+		commit := "unknown"
+		if _, after, ok := strings.Cut(text, "\ncommit "); ok {
+			commit, _, _ = strings.Cut(after, "\n")
+		}
+		return nil, fmt.Errorf("an older replay file (v%s), from commit %s: replay it there (git checkout %s)", v, clip(commit, 40), clip(commit, 40))
+	}
+	if magic != replayMagic {
 		if strings.HasPrefix(magic, "windtunnel decisions v1") {
 			return nil, fmt.Errorf("an old (v1) decision file: it does not hold the run's settings; re-run the failing seed to write a v2 replay file")
 		}
@@ -203,6 +229,28 @@ func parseReplay(data []byte) (*replayFile, error) {
 				err = fmt.Errorf("bad test name %q", clip(v, 40))
 			}
 			rf.Test = v
+		case "package":
+			if v == unknownPackage {
+				break
+			}
+			if !strings.HasPrefix(v, ".") || strings.ContainsAny(v, " \t") || len(v) > 200 {
+				err = fmt.Errorf("bad package %q (want a path relative to the module root, like ./scenarios/oc)", clip(v, 40))
+			}
+			rf.Package = v
+		case "mutant":
+			id, cat, hasCat := strings.Cut(v, " ")
+			switch {
+			case id == "" || len(v) > 1000:
+				err = fmt.Errorf("bad mutant %q", clip(v, 40))
+			case id == "none" && !hasCat:
+			case hasCat:
+				rf.Mutant = id
+				if rf.Catalogue, err = strconv.Unquote(cat); err != nil {
+					err = fmt.Errorf("the mutant's file %q is not quoted", clip(cat, 40))
+				}
+			default:
+				rf.Mutant = id
+			}
 		case "seed":
 			rf.Seed, err = ParseSeed(v) // its error quotes a clipped prefix
 		case "strategy":
@@ -541,4 +589,31 @@ func writeBits(b *bytes.Buffer, bits []bool) {
 		}
 	}
 	b.WriteByte('\n')
+}
+
+// Recorded is what a replay file says of the run it holds: the test and
+// its package, the seed, and the code it flew. Tools that replay a file
+// read it to know where to run it and on which code.
+type Recorded struct {
+	Test    string // the test that ran the seed, without the seed's subtest
+	Package string // relative to the module root; "" in files older than v5
+	Seed    uint64
+	// Mutant is the mutant the run flew ("" for the checkout's code), and
+	// Catalogue the file it comes from ("" for the project's catalogue).
+	Mutant, Catalogue string
+}
+
+// ReadRecorded reads a replay file's description of its run.
+func ReadRecorded(path string) (Recorded, error) {
+	rf, err := readReplay(path)
+	if err != nil {
+		return Recorded{}, err
+	}
+	return Recorded{Test: rf.Test, Package: rf.Package, Seed: rf.Seed, Mutant: rf.Mutant, Catalogue: rf.Catalogue}, nil
+}
+
+// RunPattern is the go test -run pattern that selects exactly the test
+// name (a subtest path such as "TestX/seed=0x1").
+func RunPattern(name string) string {
+	return strings.ReplaceAll("^"+regexpQuote(name)+"$", "/", "$/^")
 }

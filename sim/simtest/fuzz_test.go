@@ -8,13 +8,13 @@ import (
 // FuzzReplayFile: the replay parser never panics, bounds its errors, and a
 // file it accepts writes back to the same decisions.
 func FuzzReplayFile(f *testing.F) {
-	f.Add([]byte(replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 2\n0 1\n"))
+	f.Add([]byte(replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 2\n0 1\n"))
 	f.Add([]byte("windtunnel decisions v1 seed=0x1 strategy=random\n0 1\n"))
-	f.Add([]byte(replayMagic + "\ntest T\nseed 0x1\n"))
-	f.Add([]byte(replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime -1s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 1\n0\n"))
-	f.Add([]byte(replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 99999999999\n"))
-	f.Add([]byte(replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 2\nkeeps 1 1\nkeeptasks 2\ntask \"main\"\ntask \"client 1\"\ndecisions 1\n0x1 0x2\n1\n0\n0 1 1 0\n0\n"))
-	f.Add([]byte(replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 2\n0 1\n"))
+	f.Add([]byte(replayMagic + "\ntest T\npackage -\nseed 0x1\n"))
+	f.Add([]byte(replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime -1s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 1\n0\n"))
+	f.Add([]byte(replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 99999999999\n"))
+	f.Add([]byte(replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices 2\nkeeps 1 1\nkeeptasks 2\ntask \"main\"\ntask \"client 1\"\ndecisions 1\n0x1 0x2\n1\n0\n0 1 1 0\n0\n"))
+	f.Add([]byte(replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 2\n0 1\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rf, err := parseReplay(data)

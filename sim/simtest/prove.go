@@ -109,7 +109,10 @@ func writeProofReplay(t *testing.T, cfg sim.Config, p ProofResult) string {
 		return ""
 	}
 	path := filepath.Join(dir, "replay.txt")
-	rf := replayFile{Test: t.Name(), Seed: cfg.Seed, Strategy: p.Strategy, MaxSteps: cfg.MaxSteps, Commit: headCommit(), Decisions: p.Decisions}
+	m := currentMutation()
+	pkg, _ := modulePackage()
+	rf := replayFile{Test: t.Name(), Package: pkg, Seed: cfg.Seed, Strategy: p.Strategy, MaxSteps: cfg.MaxSteps, Commit: headCommit(),
+		Mutant: m.id, Catalogue: m.catalogue, Decisions: p.Decisions}
 	if err := writeReplay(path, rf); err != nil {
 		return ""
 	}
@@ -124,12 +127,16 @@ func proofFailureBlock(t *testing.T, p ProofResult, run sim.Result) string {
 	fmt.Fprintf(&b, "explored   %s\n", p.ExploreResult)
 	fmt.Fprintf(&b, "commit     %s (a replay needs the same commit)\n", commitDescription())
 	fmt.Fprintf(&b, "failure    %s\n", indent(p.Failure.Error(), "           "))
-	fmt.Fprintf(&b, "trace tail (last %d of %d events):\n", len(run.Tail), run.Events)
-	for _, l := range run.Tail {
+	fmt.Fprintf(&b, "trace tail (%s):\n", run.TraceTailAbout())
+	for _, l := range run.TraceTail() {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	if p.ReplayFile != "" {
-		fmt.Fprintf(&b, "replay the failing schedule:\n  go test %s -run %s -sim.replay=%s -v\n", packagePath(), runPattern(t.Name()), p.ReplayFile)
+		command := fmt.Sprintf("go test %s%s -run %s -sim.replay=%s -v", overlayFlag(currentMutation()), packagePath(), runPattern(t.Name()), shellQuote(p.ReplayFile))
+		if currentMutation().id != "" {
+			command = "make replay FILE=" + shellQuote(p.ReplayFile) // the file names the mutant
+		}
+		fmt.Fprintf(&b, "replay the failing schedule:\n  %s\n", command)
 	} else {
 		b.WriteString("the failing schedule could not be written\n")
 	}

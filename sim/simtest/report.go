@@ -49,41 +49,29 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 	default:
 		fmt.Fprintf(&b, "artifacts  %s (trace.txt: every event; replay.txt: the run's settings and schedule)\n", dir)
 	}
-	pkg := packagePath()
-	run := runPattern(t.Name())
-	fmt.Fprintf(&b, "reproduce:\n  go test %s -run %s %s -v\n", pkg, run, h.reproduceFlags(ps.seed))
+	m := currentMutation()
+	if m.mutated() {
+		fmt.Fprintf(&b, "code       %s, not the checkout's\n", m)
+	}
+	fmt.Fprintf(&b, "reproduce:\n  %s\n", h.seedCommand(ps.seed, false))
+	fmt.Fprintf(&b, "shrink it to a minimal run, with its interleaving table and timeline page:\n  %s\n", h.seedCommand(ps.seed, true))
 	if artErr == nil {
-		replay := filepath.Join(dir, "replay.txt")
-		fmt.Fprintf(&b, "replay the recorded run (the file holds the seed and every setting):\n  go test %s -run %s -sim.replay=%s -v\n", pkg, run, replay)
-		fmt.Fprintf(&b, "  make replay PKG=%s FILE=%s\n", pkg, replay)
+		fmt.Fprintf(&b, "replay the recorded run (the file holds the seed, every setting and the code it flew):\n  %s\n", h.fileCommand(filepath.Join(dir, "replay.txt"), false))
 	}
 	b.WriteString(rule)
 	return b.String()
 }
 
-// reproduceFlags are the flags that re-run exactly this seed: the seed, the
-// strategy and its parameters, and every setting that shapes a run.
-func (h *harness) reproduceFlags(seed uint64) string {
-	st := h.st
-	if st.replay != nil {
-		return "-sim.replay=" + st.replay.Path
-	}
-	flags := fmt.Sprintf("-sim.seed=%#x -sim.strategy=%s", seed, st.strategy)
-	if st.strategy == "pct" {
-		flags += fmt.Sprintf(" -sim.pct.depth=%d -sim.pct.steps=%d", st.pctDepth, h.pctSteps)
-	}
-	if st.stepTime > 0 {
-		flags += fmt.Sprintf(" -sim.steptime=%v", st.stepTime)
-	}
-	if st.maxSteps > 0 {
-		flags += fmt.Sprintf(" -sim.maxsteps=%d", st.maxSteps)
-	}
-	return flags
-}
-
 // runPattern is the -run pattern that selects exactly one (sub)test.
-func runPattern(name string) string {
-	return fmt.Sprintf("'^%s$'", strings.ReplaceAll(regexpQuote(name), "/", "$/^"))
+func runPattern(name string) string { return shellQuote(RunPattern(name)) }
+
+// replayFileOf is the replay file of one of this test's runs: the test,
+// its package, the settings and the code it flew, and its schedule.
+func (h *harness) replayFileOf(seed uint64, strategy string, decisions []int32) replayFile {
+	m := currentMutation()
+	pkg, _ := modulePackage()
+	return replayFile{Test: h.t.Name(), Package: pkg, Seed: seed, Strategy: strategy, StepTime: h.st.stepTime,
+		MaxSteps: h.st.maxSteps, Commit: headCommit(), Mutant: m.id, Catalogue: m.catalogue, Decisions: decisions}
 }
 
 // errNoArtifacts: -sim.artifacts=false asked for none.
@@ -104,8 +92,7 @@ func (h *harness) writeArtifacts(t *testing.T, seed uint64, res sim.Result) (str
 	if err := os.WriteFile(filepath.Join(dir, "trace.txt"), trace.Bytes(), 0o644); err != nil {
 		return "", err
 	}
-	rf := replayFile{Test: h.t.Name(), Seed: seed, Strategy: again.Strategy, StepTime: h.st.stepTime,
-		MaxSteps: h.st.maxSteps, Commit: headCommit(), Decisions: again.Decisions}
+	rf := h.replayFileOf(seed, again.Strategy, again.Decisions)
 	if h.st.replay != nil {
 		rf.Choices, rf.Keeps = h.st.replay.Choices, h.st.replay.Keeps
 	}
@@ -119,7 +106,11 @@ func (h *harness) writeArtifacts(t *testing.T, seed uint64, res sim.Result) (str
 }
 
 // ArtifactDir is where a test's artifacts for its current subtest go, for
-// checkers that write their own (a porcupine visualization).
+// checkers that write their own (a porcupine visualization). It is
+// absolute, so that printed paths work from any directory; a mutant's
+// artifacts go under a directory of the mutant's; a replay's go into a
+// fresh directory beside the ones before, so that it never writes over the
+// file it replays.
 func ArtifactDir(t testing.TB) string {
 	out := *flagOut
 	if out == "" {
@@ -128,7 +119,60 @@ func ArtifactDir(t testing.TB) string {
 	if out == "" {
 		out = os.TempDir() + "/windtunnel"
 	}
-	return filepath.Join(out, sanitize(t.Name()))
+	if abs, err := filepath.Abs(out); err == nil {
+		out = abs
+	}
+	if m := currentMutation(); m.id != "" {
+		out = filepath.Join(out, "mutant="+sanitize(m.id))
+	}
+	dir := filepath.Join(out, sanitize(t.Name()))
+	if settingsBase.replay != nil {
+		return freshDir(dir, "replay-")
+	}
+	return dir
+}
+
+var (
+	freshMu   sync.Mutex
+	freshDirs = map[string]string{}
+)
+
+// maxFreshDirs bounds the search for an unused name.
+const maxFreshDirs = 10000
+
+// freshDir is dir/prefixN for the first N whose directory does not exist
+// yet, the same for every call of the process with the same dir.
+func freshDir(dir, prefix string) string {
+	freshMu.Lock()
+	defer freshMu.Unlock()
+	if d, ok := freshDirs[dir]; ok {
+		return d
+	}
+	d := filepath.Join(dir, prefix+"unnumbered")
+	for n := 1; n <= maxFreshDirs; n++ {
+		try := filepath.Join(dir, fmt.Sprint(prefix, n))
+		if _, err := os.Lstat(try); os.IsNotExist(err) {
+			d = try
+			break
+		}
+	}
+	freshDirs[dir] = d
+	return d
+}
+
+// notTheInput refuses to write path when it is the replay file the run
+// reads: whatever goes wrong elsewhere, a run never destroys its input.
+func notTheInput(path string) error {
+	rf := settingsBase.replay
+	if rf == nil {
+		return nil
+	}
+	a, errA := filepath.Abs(path)
+	b, errB := filepath.Abs(rf.Path)
+	if errA == nil && errB == nil && a == b {
+		return fmt.Errorf("refusing to write %s: it is the replay file this run reads", path)
+	}
+	return nil
 }
 
 func appendStats(path string, sum Summary) error {
@@ -179,22 +223,35 @@ func commitDescription() string {
 	return c
 }
 
-// packagePath is the test's package relative to the module root ("./scenarios/oc").
+// packagePath is the test's package relative to the module root
+// ("./scenarios/oc"); "." outside a module.
 func packagePath() string {
+	if p, ok := modulePackage(); ok {
+		return p
+	}
+	return "."
+}
+
+// modulePackage is the test's package relative to the module root, and
+// whether the working directory is inside a module at all.
+func modulePackage() (string, bool) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return "."
+		return "", false
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			rel, err := filepath.Rel(dir, wd)
-			if err != nil || rel == "." {
-				return "."
+			if err != nil {
+				return "", false
 			}
-			return "./" + filepath.ToSlash(rel)
+			if rel == "." {
+				return ".", true
+			}
+			return "./" + filepath.ToSlash(rel), true
 		}
 		if filepath.Dir(dir) == dir {
-			return "."
+			return "", false
 		}
 	}
 }

@@ -37,7 +37,8 @@ var seamPackages = []string{windtunnelRoot + "/sim", windtunnelRoot + "/sim/simt
 // package, unless -sim.scan=false.
 func scanPackage(t *testing.T, st settings) {
 	t.Helper()
-	if !st.scan {
+	if _, inModule := modulePackage(); !st.scan || !inModule {
+		// A test binary run outside its module has no sources to scan.
 		return
 	}
 	scanOnce.Do(func() { scanFindings, scanErr = scanTestPackage(".") })

@@ -187,11 +187,11 @@ func TestReplayFilesAreRefusedWhenTheyBelongElsewhere(t *testing.T) {
 		"v1":        {"windtunnel decisions v1 seed=0x1 strategy=random\n0 1\n", "old (v1) decision file"},
 		"junk":      {"hello\n", "not a replay file"},
 		"order":     {replayMagic + "\nseed 0x1\n", `want the "test" line`},
-		"truncated": {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 3\n0 1\n", "announces 3 decisions, the file holds 2"},
-		"extra":     {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 1\n0 1\n", "more than the 1 decisions"},
-		"negative":  {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime -1s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 1\n0\n", "negative step time"},
-		"bad id":    {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps seed\ndecisions 1\n-3\n", "not a task id"},
-		"bad seed":  {replayMagic + "\ntest T\nseed zz\n", `header "seed"`},
+		"truncated": {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 3\n0 1\n", "announces 3 decisions, the file holds 2"},
+		"extra":     {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 1\n0 1\n", "more than the 1 decisions"},
+		"negative":  {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime -1s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 1\n0\n", "negative step time"},
+		"bad id":    {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps seed\nkeeptasks seed\ndecisions 1\n-3\n", "not a task id"},
+		"bad seed":  {replayMagic + "\ntest T\npackage -\nseed zz\n", `header "seed"`},
 		"empty":     {"", "not a replay file"},
 	} {
 		_, err := parseReplay([]byte(c.text))

@@ -452,6 +452,15 @@ func (st *settings) adoptReplay(rf *replayFile) error {
 	if here := headCommit(); rf.Commit != "unknown" && here != "unknown" && rf.Commit != here {
 		return fmt.Errorf("%s was recorded at commit %s, this is %s: a replay needs the same code (git checkout %s)", rf.Path, rf.Commit, here, rf.Commit)
 	}
+	if m := currentMutation(); rf.Mutant != m.id && !st.guided {
+		if rf.Mutant == "" {
+			return fmt.Errorf("%s was recorded on the checkout's code, and this run flies %s: replay it without the mutant (make replay FILE=%s)", rf.Path, m, rf.Path)
+		}
+		return fmt.Errorf("%s was recorded under mutant %s, and this run flies %s: make replay FILE=%s applies the mutant", rf.Path, rf.Mutant, m, rf.Path)
+	}
+	if rf.Package != "" && rf.Package != packagePath() {
+		return fmt.Errorf("%s replays a test of package %s, not of %s: make replay FILE=%s runs it there", rf.Path, rf.Package, packagePath(), rf.Path)
+	}
 	seed := rf.Seed
 	st.onlySeed = &seed
 	st.stepTime, st.maxSteps = rf.StepTime, rf.MaxSteps

@@ -120,8 +120,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	cfg.ReplayChoices, cfg.Choices, cfg.Keeps = true, out.Choices, out.Keeps
 	cfg.Strategy = sim.Replay(out.Decisions)
 	replay := filepath.Join(dir, "replay.txt")
-	pkg, run := packagePath(), runPattern(t.Name())
-	command := fmt.Sprintf("go test %s -run %s -sim.replay=%s -v", pkg, run, replay)
+	command := h.fileCommand(replay, false)
 	ex, exErr := h.explain(cfg, dir, fmt.Sprintf("seed %#x, shrunk", ps.seed), command)
 	res, shrunkFailure, table := ex.Result, ex.Failure, ex.Text
 	if exErr == nil && (res.Hash != out.Result.Hash || shrink.Signature(shrunkFailure) != out.Signature) {
@@ -130,8 +129,8 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	if ex.Table == "" {
 		return fail(exErr)
 	}
-	rf := replayFile{Test: h.t.Name(), Seed: ps.seed, Strategy: "replay(shrunk)", StepTime: h.st.stepTime,
-		MaxSteps: h.st.maxSteps, Commit: headCommit(), Choices: out.Choices, Keeps: out.Keeps, Decisions: out.Decisions}
+	rf := h.replayFileOf(ps.seed, "replay(shrunk)", out.Decisions)
+	rf.Choices, rf.Keeps = out.Choices, out.Keeps
 	if out.Choices == nil {
 		rf.Choices = []uint64{}
 	}
@@ -165,7 +164,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	} else if page != "" {
 		fmt.Fprintf(&b, "timeline   %s\n", page)
 	}
-	fmt.Fprintf(&b, "replay the shrunk run (the file holds its choices and schedule):\n  %s\n  make replay PKG=%s FILE=%s\n", command, pkg, replay)
+	fmt.Fprintf(&b, "replay the shrunk run (the file holds its choices and schedule):\n  %s\n", command)
 	return b.String()
 }
 

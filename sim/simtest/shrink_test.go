@@ -151,33 +151,34 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	require.ErrorContains(t, writeReplay(path, rf), `the choice answers of task "a" are not in its call order`)
 	rf.Keeps.ChoiceKeys, rf.Keeps.OperationKeys, rf.Keeps.FaultKeys = nil, nil, nil
 
-	// "choices seed" (a seed's own run) reads as nil choices, and version 2
-	// files still read.
+	// "choices seed" (a seed's own run) reads as nil choices; files of an
+	// older version are refused, naming the commit to replay them at.
 	rf.Choices = nil
 	require.NoError(t, writeReplay(path, rf))
 	back, err = readReplay(path)
 	require.NoError(t, err)
 	assert.Nil(t, back.Choices)
-	v2, err := parseReplay([]byte(replayMagicV2 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\ndecisions 2\n0 1\n"))
-	require.NoError(t, err)
-	assert.Equal(t, []int32{0, 1}, v2.Decisions)
+	for _, v := range []string{"v2", "v3", "v4"} {
+		_, err := parseReplay([]byte("windtunnel replay " + v + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit 1a2b3c\ndecisions 2\n0 1\n"))
+		assert.ErrorContains(t, err, "an older replay file ("+v+"), from commit 1a2b3c: replay it there", v)
+	}
 
-	v4 := replayMagic + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\n"
+	v5 := replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\n"
 	for name, c := range map[string]struct{ text, want string }{
-		"few choices": {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 3\nkeeps 0 0\ndecisions 1\n0x1\n", "announces 3 choices"},
-		"not hex":     {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 0 0\ndecisions 1\n12 0\n", "not a hex value"},
-		"bad count":   {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices many\nkeeps 0 0\ndecisions 1\n0\n", `neither "seed" nor a count`},
-		"few keeps":   {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 3 1\ndecisions 1\n0x1\n01\n0\n", "announces 4 Keep answers, the file holds 3"},
-		"not bits":    {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices 1\nkeeps 2 0\ndecisions 1\n0x1\n0a\n0\n", "not a run of 0 and 1"},
-		"keeps mixed": {replayMagicV3 + "\ntest T\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nchoices seed\nkeeps 1 0\ndecisions 1\n0\n", "both come from the seed or neither"},
-		// Version 4: the task table of a keyed replay.
-		"tasks mixed":    {v4 + "choices seed\nkeeps seed\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0\n", "both come from the seed or neither"},
-		"tasks count":    {v4 + "choices 1\nkeeps 0 0\nkeeptasks lots\ndecisions 1\n0x1\n0\n", `neither "seed" nor a task count`},
-		"tasks short":    {v4 + "choices 1\nkeeps 0 0\nkeeptasks 2\ntask \"a\"\ndecisions 1\n0x1\n0\n0\n", "announces 2 tasks, line 2 is \"decisions 1\""},
-		"task unquoted":  {v4 + "choices 1\nkeeps 0 0\nkeeptasks 1\ntask a\ndecisions 1\n0x1\n0\n0\n", "not a quoted name"},
-		"task twice":     {v4 + "choices 2\nkeeps 0 0\nkeeptasks 2\ntask \"\"\ntask \"\"\ndecisions 1\n0x1 0x2\n\n\n0 1\n0\n", `task line 2: "" is listed twice`},
-		"task index":     {v4 + "choices 1\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1\n1\n0 3\n0\n", "keyed entry 2's task is \"3\", not one of the 1 tasks"},
-		"task truncated": {v4 + "choices 2\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1 0x2\n1\n0\n", "announces 3 keyed draws and Keep answers, the file holds 1 task indices"},
+		"few choices": {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices 3\nkeeps 0 0\nkeeptasks 0\ndecisions 1\n0x1\n", "announces 3 choices"},
+		"not hex":     {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices 1\nkeeps 0 0\nkeeptasks 0\ndecisions 1\n12 0\n", "not a hex value"},
+		"bad count":   {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices many\nkeeps 0 0\nkeeptasks 0\ndecisions 1\n0\n", `neither "seed" nor a count`},
+		"few keeps":   {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices 1\nkeeps 3 1\nkeeptasks 0\ndecisions 1\n0x1\n01\n0\n", "announces 4 Keep answers, the file holds 3"},
+		"not bits":    {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices 1\nkeeps 2 0\nkeeptasks 0\ndecisions 1\n0x1\n0a\n0\n", "not a run of 0 and 1"},
+		"keeps mixed": {replayMagic + "\ntest T\npackage -\nseed 0x1\nstrategy random\nsteptime 0s\nmaxsteps 0\ncommit x\nmutant none\nchoices seed\nkeeps 1 0\nkeeptasks 0\ndecisions 1\n0\n", "both come from the seed or neither"},
+		// The task table of a keyed replay.
+		"tasks mixed":    {v5 + "choices seed\nkeeps seed\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0\n", "both come from the seed or neither"},
+		"tasks count":    {v5 + "choices 1\nkeeps 0 0\nkeeptasks lots\ndecisions 1\n0x1\n0\n", `neither "seed" nor a task count`},
+		"tasks short":    {v5 + "choices 1\nkeeps 0 0\nkeeptasks 2\ntask \"a\"\ndecisions 1\n0x1\n0\n0\n", "announces 2 tasks, line 2 is \"decisions 1\""},
+		"task unquoted":  {v5 + "choices 1\nkeeps 0 0\nkeeptasks 1\ntask a\ndecisions 1\n0x1\n0\n0\n", "not a quoted name"},
+		"task twice":     {v5 + "choices 2\nkeeps 0 0\nkeeptasks 2\ntask \"\"\ntask \"\"\ndecisions 1\n0x1 0x2\n\n\n0 1\n0\n", `task line 2: "" is listed twice`},
+		"task index":     {v5 + "choices 1\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1\n1\n0 3\n0\n", "keyed entry 2's task is \"3\", not one of the 1 tasks"},
+		"task truncated": {v5 + "choices 2\nkeeps 1 0\nkeeptasks 1\ntask \"a\"\ndecisions 1\n0x1 0x2\n1\n0\n", "announces 3 keyed draws and Keep answers, the file holds 1 task indices"},
 	} {
 		_, err := parseReplay([]byte(c.text))
 		if assert.Error(t, err, name) {

@@ -284,7 +284,9 @@ func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 		res, value, failure = h.runOnce(ps.seed, trace)
 	}
 	if trace != nil {
-		if err := os.WriteFile(st.trace, trace.Bytes(), 0o644); err != nil {
+		if err := notTheInput(st.trace); err != nil {
+			t.Errorf("windtunnel: -sim.trace: %v", err)
+		} else if err := os.WriteFile(st.trace, trace.Bytes(), 0o644); err != nil {
 			t.Errorf("windtunnel: -sim.trace: %v", err)
 		} else {
 			t.Logf("windtunnel: trace of seed %#x (%d events, hash %#016x) written to %s", ps.seed, res.Events, res.Hash, st.trace)
@@ -311,7 +313,13 @@ func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 	if st.shrink {
 		report += h.shrinkSeed(t, ps, failure)
 	}
-	if st.record && ps.origin != "corpus" && st.replay == nil {
+	switch m := currentMutation(); {
+	case m.mutated() && ps.origin != "corpus":
+		// A seed that fails a mutant says nothing about the checkout's
+		// code, and run first from the corpus it would change what the
+		// next mutant run reports.
+		report += fmt.Sprintf("\nthe seed was not added to the corpus: it failed %s, not the checkout's code", m)
+	case st.record && ps.origin != "corpus" && st.replay == nil:
 		if err := appendCorpus(h.top, ps.seed, fmt.Sprintf("%s %s: %s", time.Now().UTC().Format("2006-01-02"), res.Strategy, firstLine(failure))); err != nil {
 			report += fmt.Sprintf("\n(could not add the seed to the corpus: %v)", err)
 		} else {
@@ -347,18 +355,24 @@ func planSeeds(test, top string, st settings) ([]plannedSeed, error) {
 	var plan []plannedSeed
 	// The corpus belongs to the first shard, so that the shards of a
 	// sweep run every seed exactly once.
-	if st.shard.index == 0 {
-		corpus, err := readCorpus(top)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range corpus {
+	corpus, err := readCorpus(top)
+	if err != nil {
+		return nil, err
+	}
+	inCorpus := map[uint64]bool{}
+	for _, s := range corpus {
+		if !inCorpus[s] && st.shard.index == 0 {
 			plan = append(plan, plannedSeed{s, "corpus", -1})
 		}
+		inCorpus[s] = true
 	}
 	from, to := st.shard.slice(st.seeds)
 	for i := from; i < to; i++ {
-		plan = append(plan, plannedSeed{SeedAt(test, i), fmt.Sprintf("seed %d of %d", i+1, st.seeds), i})
+		// A regular seed the corpus runs is not run again, in any shard:
+		// each seed runs and counts once.
+		if seed := SeedAt(test, i); !inCorpus[seed] {
+			plan = append(plan, plannedSeed{seed, fmt.Sprintf("seed %d of %d", i+1, st.seeds), i})
+		}
 	}
 	return plan, nil
 }
