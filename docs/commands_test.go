@@ -249,10 +249,10 @@ func TestEveryDocCommandRuns(t *testing.T) {
 			cmd.WaitDelay = 10 * time.Second
 			start := time.Now()
 			b, err := cmd.CombinedOutput()
-			cancel()
-			if ctx.Err() != nil {
+			if ctx.Err() == context.DeadlineExceeded {
 				err = fmt.Errorf("timed out after %v: %w", commandTimeout, err)
 			}
+			cancel()
 			r = result{err: err, output: string(b)}
 			ran[run] = r
 			t.Logf("%s: %s (%.1fs, %v)", where, run, time.Since(start).Seconds(), err)
