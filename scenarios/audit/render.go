@@ -212,6 +212,9 @@ func writeMarkdown(b *strings.Builder, r *Report, dir string) {
 				state = "**survived** " + m.Survival()
 			}
 			fmt.Fprintf(b, "- %s mutant `%s` (%s): %s\n", m.Kind, m.ID, m.What, state)
+			if m.Reproduce != "" {
+				fmt.Fprintf(b, "  - reproduce: `%s`\n", m.Reproduce)
+			}
 			if line := counterexampleLine(m, dir); line != "" {
 				fmt.Fprintf(b, "  - %s\n", line)
 			}

@@ -49,7 +49,11 @@ type MutantResult struct {
 	SeedsToCatch int      `json:"seeds_to_catch"`
 	SeedBudget   int      `json:"seed_budget"`
 	CaughtBy     string   `json:"caught_by,omitempty"`
-	Error        string   `json:"error,omitempty"`
+	// Reproduce is the command, pasted at the module's root, that runs
+	// the catch again on the mutant: its first failing seed, or the test
+	// whose verdict over all its seeds failed.
+	Reproduce string `json:"reproduce,omitempty"`
+	Error     string `json:"error,omitempty"`
 	// Shrunk is the minimal counterexample of the first failing seed, when
 	// the audit shrinks (Runner.ShrinkAttempts).
 	Shrunk *simtest.ShrinkSummary `json:"shrunk,omitempty"`

@@ -17,6 +17,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // Families are the claim families' test packages, in CLAIMS.md's order.
@@ -56,6 +57,9 @@ type Runner struct {
 	// build, Runner.Build): the claim phase and the schema mutants run
 	// them and build nothing. Empty: they are built into Out.
 	Bin string
+	// Catalogue is the file the mutants come from when they are not the
+	// project's catalogue's (audit try): a printed command names it.
+	Catalogue string
 }
 
 // statsLine mirrors simtest.Summary's JSON.
@@ -403,8 +407,34 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 		if m.Race {
 			return r.runRace(ctx, m, overlay, dir, out, env)
 		}
+		r.nameMutant(env, m)
 		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, overlayTestArgs(m, overlay)...)
 	})
+}
+
+// nameMutant tells the test binary which mutant it flies: its failing
+// seeds stay out of the corpus, and the commands it prints apply the
+// mutant.
+func (r Runner) nameMutant(env map[string]string, m mutants.Mutant) {
+	env[mutants.MutantEnv] = m.ID
+	if r.Catalogue != "" {
+		env[simtest.MutantsEnv] = r.Catalogue
+	}
+}
+
+// reproduceCommand is the make command that runs a catch again on the
+// mutant: the seed that failed, or, with seed "", every seed of the test
+// at the budget it failed with.
+func (r Runner) reproduceCommand(m mutants.Mutant, test, seed string, seeds int) string {
+	cmd := "make replay MUTANT=" + m.ID
+	if r.Catalogue != "" {
+		cmd += " MUTANTS=" + r.Catalogue
+	}
+	cmd += fmt.Sprintf(" PKG=%s TEST=%s", m.Pkg, test)
+	if seed != "" {
+		return cmd + " SEED=" + seed
+	}
+	return cmd + fmt.Sprintf(" ARGS=-sim.seeds=%d", seeds)
 }
 
 // overlayTestArgs are go test's arguments for m on its own overlay. A
@@ -546,6 +576,9 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 		if s.Failures > 0 {
 			res.SeedsToCatch = s.FirstFailure
 			res.CaughtBy = fmt.Sprintf("%s (seed %s: %s)", s.Test, s.FirstFailingSeed, oneLine(s.FirstFailureMsg, 120))
+			if !m.Race {
+				res.Reproduce = r.reproduceCommand(m, s.Test, s.FirstFailingSeed, seeds)
+			}
 			break
 		}
 	}
@@ -571,6 +604,9 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 		if verdict != nil {
 			res.SeedsToCatch = verdict.Seeds
 			res.CaughtBy = fmt.Sprintf("%s (its verdict over all %d seeds)", verdict.Test, verdict.Seeds)
+			if !m.Race {
+				res.Reproduce = r.reproduceCommand(m, verdict.Test, "", seeds)
+			}
 		}
 	}
 	return res
@@ -700,6 +736,9 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 				state = res.Catch(asIs)
 			}
 			fmt.Fprintf(r.Log, "  [mutant %d/%d] %-45s %s (%v)\n", done, len(ms), m.ID, state, time.Since(start).Round(100*time.Millisecond))
+			if res.Reproduce != "" {
+				fmt.Fprintf(r.Log, "      reproduce: %s\n", res.Reproduce)
+			}
 			mu.Unlock()
 		})
 	}

@@ -386,10 +386,12 @@ func TestMutantsAreScreenedOnOneSeedFirst(t *testing.T) {
 		assert.Equal(t, "TestEarly 1\nTestLate 1\nTestEarly 10\nTestLate 10\n", flies)
 	})
 
-	// The fixture is a fair one: at one seed, unscreened, its probe fails
+	// The fixture is a fair one: at one seed, unscreened and judged as the
+	// audit judges (its records go to a claims file), its probe fails
 	// TestEarly with no mutant at all.
 	cmd := exec.Command(bin, "-test.run=^TestEarly$", "-sim.seeds=1", "-sim.record=false", "-sim.out="+t.TempDir())
 	cmd.Dir = filepath.Join(root, pkg)
+	cmd.Env = append(os.Environ(), "WINDTUNNEL_CLAIMS="+filepath.Join(t.TempDir(), "claims.jsonl"))
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "fewer than 1")

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // Mutant schemata: instead of one build per mutant, every mutant that edits
@@ -44,8 +46,9 @@ import (
 // A mutant that edits anything else (a type, two functions) is not
 // schematized: it keeps a build of its own (Schema.Separate).
 
-// MutantEnv is the variable that selects a mutant in a schema build.
-const MutantEnv = "WINDTUNNEL_MUTANT"
+// MutantEnv is the variable that selects a mutant in a schema build. It is
+// the one simtest reads to know a run flies a mutant.
+const MutantEnv = simtest.MutantEnv
 
 // Schema is the combined overlay.
 type Schema struct {

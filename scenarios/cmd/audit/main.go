@@ -23,6 +23,12 @@
 // same way, one overlay each, from a JSON file (see tryMain):
 //
 //	go run ./scenarios/cmd/audit try mutants.json
+//
+// One failing run, found by the audit, a try or any go test, is run again
+// or shrunk on the code it flew, its mutant applied (see replayMain; make
+// replay and make shrink call it):
+//
+//	go run ./scenarios/cmd/audit replay -file out/replay/TestX_seed=0x1/replay.txt
 package main
 
 import (
@@ -52,11 +58,14 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "try" {
 		os.Exit(tryMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && (os.Args[1] == "replay" || os.Args[1] == "shrink") {
+		os.Exit(replayMain(os.Args[2:], os.Args[1] == "shrink"))
+	}
 	seeds := seedsFlag(50)
 	flag.Var(&seeds, "seeds", `seeds per claim check, or "default": each check's own count, as go test runs it`)
 	mutantSeeds := flag.Int("mutant-seeds", 50, "seed budget per mutant")
 	out := flag.String("out", "out", "output directory")
-	run := flag.String("run", "^Test", "-run pattern of the claim checks")
+	run := flag.String("run", allChecks, "-run pattern of the claim checks (narrower: the claims outside it are not judged)")
 	withMutants := flag.Bool("mutants", true, "run the mutants")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
 	parallel := flag.Int("j", 2, "processes at once, shared by the claim packages' checks and the mutants, built and run (the timed checks, audit.TimedTests, run alone first)")
@@ -262,7 +271,7 @@ func mainErr(seeds, mutantSeeds int, out, run string, withMutants bool, only str
 		fmt.Printf("audit: shard %s written to %s in %v; combine the shards with: go run ./scenarios/cmd/audit merge -out DIR SHARD_DIRS...\n", shard, out, time.Since(start).Round(time.Second))
 		return nil
 	}
-	return finish(out, rep, start)
+	return finish(out, rep, start, run)
 }
 
 // mutantsNote says which mutants run beside the claim checks.
@@ -333,7 +342,19 @@ func processesUsed() string {
 	return ""
 }
 
-func finish(out string, rep *audit.Report, start time.Time) error {
+// allChecks is the -run pattern that selects every claim check.
+const allChecks = "^Test"
+
+func finish(out string, rep *audit.Report, start time.Time, run string) error {
+	if run != allChecks {
+		// A narrowed audit judges the claims it ran: the others were not
+		// asked for, which is not the same as nobody checking them.
+		n := len(rep.Claims)
+		rep.Claims = slices.DeleteFunc(rep.Claims, func(c audit.ClaimResult) bool { return c.Verdict == claims.NotChecked })
+		if skipped := n - len(rep.Claims); skipped > 0 {
+			fmt.Printf("audit: -run %s left %d of %d claims unchecked; they are not judged\n", run, skipped, n)
+		}
+	}
 	audit.Judge(rep)
 	fmt.Println()
 	if err := audit.WriteTable(os.Stdout, rep); err != nil {
@@ -407,7 +428,7 @@ func merge(out string, dirs []string, timeout time.Duration, bin string) error {
 	}
 	rep := &audit.Report{Commit: metas[0].Commit, Seeds: metas[0].Seeds, Claims: audit.Merge(st.cs, recs), Proofs: audit.Proofs(recs),
 		Probes: audit.ProbesOf(recs), Mutants: muts, FailedTests: failed}
-	return finish(out, rep, start)
+	return finish(out, rep, start, metas[0].Run)
 }
 
 // buildMain builds what runs with -bin DIR: every claim family's test

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -73,7 +74,12 @@ func tryMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r := audit.Runner{Root: st.root, Out: absOut(st.root, *out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout}
+	catalogue, err := filepath.Abs(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "audit try:", err)
+		return 2
+	}
+	r := audit.Runner{Root: st.root, Out: absOut(st.root, *out), Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout, Catalogue: catalogue}
 	fmt.Printf("audit try: %d mutant(s) from %s, %d seeds each, %d at a time\n", len(ms), fs.Arg(0), *seeds, *parallel)
 	start := time.Now()
 	results := runTry(ctx, r, ms, *seeds, *parallel)
@@ -201,6 +207,8 @@ func tryLine(m mutants.Mutant, res audit.MutantResult) string {
 	switch {
 	case res.Error != "":
 		return fmt.Sprintf("%-40s could not be run: %s", res.ID, res.Error)
+	case res.Caught && res.Reproduce != "":
+		return fmt.Sprintf("%-40s %s\n      reproduce: %s", res.ID, res.Catch(func(s string) string { return s }), res.Reproduce)
 	case res.Caught:
 		return fmt.Sprintf("%-40s %s", res.ID, res.Catch(func(s string) string { return s }))
 	}

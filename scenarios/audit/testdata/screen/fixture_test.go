@@ -59,6 +59,8 @@ func flies(t *testing.T) *atomic.Int64 {
 
 type result struct{ wrong int64 }
 
+// check declares the fixture's check under a claim of CLAIMS.md (claims.Run
+// refuses others); the fixture's verdicts are its own, not the claim's.
 func check(t *testing.T, claim, mutant string, failFrom int, probes []claims.Probe) {
 	n := flies(t)
 	claims.Run(t, claims.Check[result]{
@@ -82,11 +84,11 @@ func check(t *testing.T, claim, mutant string, failFrom int, probes []claims.Pro
 }
 
 func TestEarly(t *testing.T) {
-	check(t, "X-1", "fixture-late", 2, []claims.Probe{{Name: "later-seed", What: "a seed after the first", Min: 3}})
+	check(t, "LF-1", "fixture-late", 2, []claims.Probe{{Name: "later-seed", What: "a seed after the first", Min: 3}})
 }
 
 func TestLate(t *testing.T) {
-	check(t, "X-2", "fixture-first", 0, nil)
+	check(t, "LF-2", "fixture-first", 0, nil)
 }
 
 // TestSub's configuration needs its probe far more often under
@@ -98,6 +100,6 @@ func TestSub(t *testing.T) {
 		if os.Getenv("WINDTUNNEL_MUTANT") == "fixture-verdict" {
 			min = 100
 		}
-		check(t, "X-3", "", seeds, []claims.Probe{{Name: "later-seed", What: "a seed after the first", Min: min}})
+		check(t, "LF-3", "", seeds, []claims.Probe{{Name: "later-seed", What: "a seed after the first", Min: min}})
 	})
 }
