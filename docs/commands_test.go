@@ -58,19 +58,53 @@ type special struct {
 var specials = map[string]special{
 	// The whole audit: the walk-through's narrowed audit of OC-2's checks
 	// and one mutant instead.
-	"make sim":              {tiny: "make sim SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
-	"make test":             {self: true},
-	"make vet":              {stage: "vet"},
-	"make unit":             {stage: "unit"},
-	"make race":             {stage: "race"},
-	"make integration":      {stage: "integration"},
-	"make browser-test":     {stage: "browser-test"},
-	"make sweep-slurm-test": {stage: "sweep-slurm-test"},
-	"make fuzz":             {stage: "fuzz"},
-	"make audit-quick":      {stage: "audit-quick"},
+	"make sim":           {tiny: "make sim SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
+	"make audit":         {tiny: "make audit AUDIT_SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
+	"make race-families": {tiny: "make race-families FAMILIES=./scenarios/lf/..."},
+	"make determinism":   {tiny: "make determinism FAMILIES=./scenarios/lf/..."},
+	// Needs a Slurm cluster: make test's stage starts one and runs a sweep.
+	"make sweep-slurm SEEDS=1000 SHARDS=16": {stage: "sweep-slurm-test"},
+	"make test":                             {self: true},
+	"make vet":                              {stage: "vet"},
+	"make unit":                             {stage: "unit"},
+	"make race":                             {stage: "race"},
+	"make integration":                      {stage: "integration"},
+	"make browser-test":                     {stage: "browser-test"},
+	"make sweep-slurm-test":                 {stage: "sweep-slurm-test"},
+	"make fuzz":                             {stage: "fuzz"},
+	"make audit-quick":                      {stage: "audit-quick"},
 	// Needs a PostgreSQL and a Redis server: make integration starts both
 	// and runs these tests on them.
 	"WINDTUNNEL_PG_URL='postgres://user:pass@host:5432/db?sslmode=disable' WINDTUNNEL_REDIS_ADDR='host:6379' go test -v -count=1 ./impl/edge/...": {stage: "integration"},
+}
+
+// The walk-through of README.md ("A failing seed") says what its commands
+// print; prints holds each command, by its exact text, to the lines the
+// README quotes. An entry no document uses fails the test.
+var prints = map[string][]string{
+	"make sim SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check": {
+		"oc-no-age-check", "caught after 1 seed(s) by TestOC2_SharedReadEndingOverAgedOpenSet (seed 0x503cb0b683b7a4ed:",
+		"reproduce: make replay MUTANT=oc-no-age-check PKG=./scenarios/oc TEST=TestOC2_SharedReadEndingOverAgedOpenSet SEED=0x503cb0b683b7a4ed",
+	},
+	"make replay MUTANT=oc-no-age-check PKG=./scenarios/oc TEST=TestOC2_SharedReadEndingOverAgedOpenSet SEED=0x503cb0b683b7a4ed": {
+		"windtunnel failure", "grant-staleness 4.675415518s breaks < 1s", "trace tail", "code       mutant oc-no-age-check",
+		"reproduce:", "shrink it to a minimal run", "replay the recorded run", "Error 1",
+	},
+	"make shrink MUTANT=oc-no-age-check PKG=./scenarios/oc TEST=TestOC2_SharedReadEndingOverAgedOpenSet SEED=0x503cb0b683b7a4ed": {
+		"done: 3 operations, 1 faults, 0 preemptions", "scenario: 3 operations on 2 tasks",
+		"done (the shrunk run still fails, as it must)",
+	},
+	"cat out/shrink/mutant=oc-no-age-check/TestOC2_SharedReadEndingOverAgedOpenSet_seed=0x503cb0b683b7a4ed/shrunk/interleaving.txt": {
+		"scenario: 3 operations on 2 tasks",
+		"pod1 client 0: accessible k1 r1 -> 6 channels",
+		"pod0 client 0: make-private k1 o1 -> committed",
+		"pod1 client 1: accessible k1 n3 -> 6 channels",
+		"db: commit #1 make-private o1",
+		"^ made read #1 stale (grant-staleness 1s of oc/k1/n3/o1)",
+		"#1 LOST for pod1 #1 from pod0",
+		"^ grant-staleness 1s ≥ 1s: read #1 oc/k1/n3/o1",
+	},
+	"make try-mutants MUTANTS=docs/example-mutants.json": {"granted-member-half-only", "caught after"},
 }
 
 // docCommand is one command of a document.
@@ -96,12 +130,21 @@ func documents(t *testing.T) []string {
 
 var fence = regexp.MustCompile("^(\\s*)```(.*)$")
 
+// reporter is what the checks report to: a *testing.T, or in
+// TestTheCheckCatchesWrongDocuments a recorder.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+}
+
 // commands parses a document's ```sh blocks.
-func commands(t *testing.T, file string) []docCommand {
+func commands(t reporter, file string) []docCommand {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("%v", err)
+		return nil
 	}
 	defer f.Close()
 	var out []docCommand
@@ -143,7 +186,7 @@ func commands(t *testing.T, file string) []docCommand {
 		out = append(out, c)
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		t.Errorf("%s: %v", file, err)
 	}
 	if in {
 		t.Errorf("%s: a code fence is never closed", file)
@@ -199,9 +242,16 @@ func TestEveryDocCommandRuns(t *testing.T) {
 	if len(all) < 5 {
 		t.Fatalf("found only %d commands in README.md and docs/", len(all))
 	}
-	stages := makeTestStages(t)
+	runCommands(t, all, specials, prints, makeTestStages(t), root, t.TempDir())
+}
+
+// runCommands runs the documents' commands in dir, with OUT set to out,
+// and checks each against the document: its exit status, what it prints,
+// and for a command make test runs in a stage, that make test has the
+// stage.
+func runCommands(t reporter, all []docCommand, specials map[string]special, prints map[string][]string, stages []string, dir, out string) {
+	t.Helper()
 	used := map[string]bool{}
-	out := t.TempDir()
 	type result struct {
 		err    error
 		output string
@@ -245,7 +295,7 @@ func TestEveryDocCommandRuns(t *testing.T) {
 		if !done {
 			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 			cmd := exec.CommandContext(ctx, "bash", "-c", run)
-			cmd.Dir, cmd.Env = root, env
+			cmd.Dir, cmd.Env = dir, env
 			cmd.WaitDelay = 10 * time.Second
 			start := time.Now()
 			b, err := cmd.CombinedOutput()
@@ -257,6 +307,14 @@ func TestEveryDocCommandRuns(t *testing.T) {
 			ran[run] = r
 			t.Logf("%s: %s (%.1fs, %v)", where, run, time.Since(start).Seconds(), err)
 		}
+		if want, ok := prints[c.text]; ok {
+			used[c.text] = true
+			for _, w := range want {
+				if !strings.Contains(r.output, w) {
+					t.Errorf("%s: %s: the document says it prints %q; it printed:\n%s", where, run, w, tail(r.output))
+				}
+			}
+		}
 		switch {
 		case c.fails && r.err == nil:
 			t.Errorf("%s: %s: exited 0, but the document says it fails:\n%s", where, run, tail(r.output))
@@ -267,6 +325,11 @@ func TestEveryDocCommandRuns(t *testing.T) {
 	for text := range specials {
 		if !used[text] {
 			t.Errorf("specials lists %q, which no ```sh block of README.md or docs/ has: remove it", text)
+		}
+	}
+	for text := range prints {
+		if !used[text] {
+			t.Errorf("prints lists %q, which no ```sh block of README.md or docs/ has: remove it", text)
 		}
 	}
 }
@@ -344,5 +407,62 @@ func TestEveryLinkedPageExists(t *testing.T) {
 				t.Errorf("%s links to %s, which does not exist", d, m[1])
 			}
 		}
+	}
+}
+
+// recorder is a reporter that keeps what it is told.
+type recorder struct{ errors, logs []string }
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+
+// TestTheCheckCatchesWrongDocuments: the checks of TestEveryDocCommandRuns
+// fail a document whose command exits otherwise than it says, prints
+// other than it says, or is said to run in a stage make test does not
+// have; a fence without a language; and a table entry no document uses.
+// A path under out/ reads from OUT.
+func TestTheCheckCatchesWrongDocuments(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	page := filepath.Join(dir, "page.md")
+	doc := "# A page\n\n```sh\ntrue\nfalse\ntrue   # fails: says it fails\nfalse  # fails: as recorded\n" +
+		"make pretend\nprintf hello > out/x.txt\ncat out/x.txt\n```\n\n```\nno language\n```\n\n```go\nnot run\n```\n"
+	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	all := commands(r, page)
+	if len(all) != 7 {
+		t.Fatalf("parsed %d commands, want 7: %+v", len(all), all)
+	}
+	runCommands(r, all,
+		map[string]special{"make pretend": {stage: "no-such-stage"}, "make unused": {tiny: "true"}},
+		map[string][]string{"cat out/x.txt": {"hello", "goodbye"}},
+		[]string{"vet", "unit"}, dir, out)
+	want := []string{
+		"page.md:13: a code fence without a language",
+		`page.md:5: false: exit status 1, but the document says it succeeds`,
+		`page.md:6: true: exited 0, but the document says it fails`,
+		`"make pretend" is said to be run by make test's stage "no-such-stage"`,
+		`the document says it prints "goodbye"`,
+		`specials lists "make unused"`,
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(r.errors, func(e string) bool { return strings.Contains(e, w) }) {
+			t.Errorf("no error says %q; the errors:\n%s", w, strings.Join(r.errors, "\n"))
+		}
+	}
+	if len(r.errors) != len(want) {
+		t.Errorf("%d errors, want %d:\n%s", len(r.errors), len(want), strings.Join(r.errors, "\n"))
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "x.txt")); err != nil || string(b) != "hello" {
+		t.Errorf("out/x.txt was not written under OUT: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Errorf("a command wrote under the directory's own out/")
 	}
 }
