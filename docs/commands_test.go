@@ -78,9 +78,9 @@ var specials = map[string]special{
 	"WINDTUNNEL_PG_URL='postgres://user:pass@host:5432/db?sslmode=disable' WINDTUNNEL_REDIS_ADDR='host:6379' go test -v -count=1 ./impl/edge/...": {stage: "integration"},
 }
 
-// The walk-through of README.md ("A failing seed") says what its commands
-// print; prints holds each command, by its exact text, to the lines the
-// README quotes. An entry no document uses fails the test.
+// README.md says what some commands print (the walk-through of "A failing
+// seed" above all); prints holds each such command, by its exact text, to
+// the lines the README quotes. An entry no document uses fails the test.
 var prints = map[string][]string{
 	"make sim SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check": {
 		"oc-no-age-check", "caught after 1 seed(s) by TestOC2_SharedReadEndingOverAgedOpenSet (seed 0x503cb0b683b7a4ed:",
@@ -105,6 +105,7 @@ var prints = map[string][]string{
 		"^ grant-staleness 1s ≥ 1s: read #1 oc/k1/n3/o1",
 	},
 	"make try-mutants MUTANTS=docs/example-mutants.json": {"granted-member-half-only", "caught after"},
+	"go test ./scenarios/oc -run '^TestOC10_' -v":        {"claim OC-10: holds: measured 0 cross-community grants in", "over 20 seeds"},
 }
 
 // docCommand is one command of a document.
