@@ -476,3 +476,37 @@ func TestTheCheckCatchesWrongDocuments(t *testing.T) {
 		t.Errorf("a command wrote under the directory's own out/")
 	}
 }
+
+// TestTheSettingsPageListsEverySetting: docs/settings.md has a row for
+// every -sim.* flag sim/simtest registers, and none for a flag it does not.
+func TestTheSettingsPageListsEverySetting(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(root, "sim/simtest/settings.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile("settings.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	registered := map[string]bool{}
+	for _, m := range regexp.MustCompile(`flag\.[A-Za-z0-9]+\((?:&[A-Za-z]+, )?"(sim\.[a-z.]+)"`).FindAllStringSubmatch(string(src), -1) {
+		registered[m[1]] = true
+	}
+	if len(registered) < 10 {
+		t.Fatalf("found only %d flags in sim/simtest/settings.go: %v", len(registered), registered)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `-(sim\\.[a-z.]+)[=`]").FindAllStringSubmatch(string(page), -1) {
+		listed[m[1]] = true
+	}
+	for f := range registered {
+		if !listed[f] {
+			t.Errorf("docs/settings.md has no row for -%s", f)
+		}
+	}
+	for f := range listed {
+		if !registered[f] {
+			t.Errorf("docs/settings.md lists -%s, which sim/simtest does not register", f)
+		}
+	}
+}
