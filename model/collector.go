@@ -79,12 +79,12 @@ func (s CollectorState) Record(pts ...Point) CollectorState {
 // Equal reports whether two states buffer the same points in the same order.
 func (s CollectorState) Equal(o CollectorState) bool { return slices.Equal(s.points, o.points) }
 
-// CollectorStep is the collector's sequential specification (DR-1, DR-7):
-// record appends; drain returns exactly the plain partition's drained
-// points (GroupByKey) and keeps the rest in recorded order; prune discards
-// the same points and returns their number; query returns the key's points
-// in [From, To) in recorded order. An unknown operation leaves the state
-// unchanged and outputs nothing.
+// CollectorStep is the collector's sequential specification (DR-1, DR-7).
+// Record appends. Drain returns exactly the plain partition's drained points
+// (GroupByKey) and keeps the rest in recorded order. Prune discards the same
+// points and returns their number. Query returns the key's points in [From,
+// To) in recorded order. An unknown operation leaves the state unchanged and
+// outputs nothing.
 func CollectorStep(s CollectorState, in CollectorInput) (CollectorState, CollectorOutput) {
 	switch in.Op {
 	case OpRecord:

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// The full-scan inactivity cop: Apache Traffic Server's cop before PR #13821,
-// kept as the reference for the timer-wheel cop (TW-2: same connections
-// timed out) and as its baseline (TW-3: the old cop visits every connection
-// and does N mutex/thread lookups per pass; TW-9: the pass-time ratio).
+// The full-scan inactivity cop: Apache Traffic Server's cop before PR #13821.
+// It is the reference for the timer-wheel cop (TW-2: same connections timed
+// out). It is also its baseline: the old cop visits every connection and does
+// N mutex/thread lookups per pass (TW-3), and TW-9 compares pass times.
 //
 // The semantics here are the specification both cops share:
 //
@@ -23,11 +23,11 @@ import (
 //     set again to be re-armed); one not yet passed stays armed.
 //   - Activity only pushes the inactivity deadline later.
 //   - A cop with a queue limit (NewFullScanQueue) keeps at most that many
-//     connections open: opening one more first evicts the least recently
-//     active connection (the one whose opening or last activity is the
-//     oldest; setting a timeout is not activity). The evicted connection is
-//     closed and reported once as an EvictionTimeout at the opening instant
-//     (TW-10); it never times out again.
+//     connections open. Opening one more first evicts the least recently
+//     active connection: the one whose opening or last activity is oldest
+//     (setting a timeout is not activity). The evicted connection is closed
+//     and reported once as an EvictionTimeout at the opening instant (TW-10).
+//     It never times out again.
 
 // TimeoutKind says which timeout of a connection fired.
 type TimeoutKind uint8
@@ -232,12 +232,12 @@ func (f *FullScan) Close(c *FullScanConn) {
 // get_mutex/get_thread), and times out those whose deadline has passed.
 func (f *FullScan) Pass(now time.Time) FullScanPass { return f.PassGated(now, nil) }
 
-// PassGated is Pass with a gate in front of each open connection, for the
-// baselines that reproduce the old cop's per-connection locking
-// (model/baseline.FullScanLocked): gate(i) says whether the pass may
-// examine the i-th open connection now (false: skipped until the next
-// pass), and release, if not nil, runs after it was examined. A nil gate
-// examines every connection.
+// PassGated is Pass with a gate in front of each open connection. It serves
+// the baselines that reproduce the old cop's per-connection locking
+// (model/baseline.FullScanLocked). The call gate(i) says whether the pass may
+// examine the i-th open connection now; false skips it until the next pass.
+// The release func, if not nil, runs after the connection was examined. A nil
+// gate examines every connection.
 func (f *FullScan) PassGated(now time.Time, gate func(i int) (ok bool, release func())) FullScanPass {
 	f.timeouts = f.timeouts[:0]
 	p := FullScanPass{}

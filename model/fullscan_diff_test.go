@@ -103,10 +103,10 @@ func sortFirings(fs []firing) {
 	})
 }
 
-// pass advances to the k-th next grid instant (k > 1: the cop was stalled
-// and skipped passes, possibly for longer than the ring), runs the
-// reference's pass there and the wheel's pass followed by its 1 ms
-// continuations, and compares what they fired.
+// pass advances to the k-th next grid instant. k > 1 means the cop was
+// stalled and skipped passes, possibly for longer than the ring. It runs the
+// reference's pass there and the wheel's pass with its 1 ms continuations,
+// and compares what they fired.
 func (w *twin) pass(k int) error {
 	w.grid = w.grid.Add(time.Duration(k) * w.tick)
 	w.now = w.grid
@@ -115,11 +115,11 @@ func (w *twin) pass(k int) error {
 		want = append(want, firing{x.ID, x.Kind.String(), x.Deadline.Sub(origin)})
 	}
 	var got []firing
-	// A chain visits a connection at most once per bucket it examines: a
-	// deadline beyond the ring wraps into a bucket that may come up again
-	// in the same catch-up (re-armed at tick t+ring, it sits in the bucket
-	// of tick t), so that bound, not one visit per connection, is what
-	// makes a runaway chain an error.
+	// A chain visits a connection at most once per bucket it examines. A
+	// deadline beyond the ring wraps into a bucket that may come up again in
+	// the same catch-up: re-armed at tick t+ring, it sits in the bucket of
+	// tick t. So that bound, not one visit per connection, is what makes a
+	// runaway chain an error.
 	maxPasses := len(w.conns)*(w.cop.Config().Buckets+1) + 1
 	for c := 0; ; c++ {
 		if c > maxPasses {

@@ -15,11 +15,11 @@ const ms = time.Millisecond
 
 // TW-1, TW-2, TW-5: with a budget no pass can exhaust, the wheel cop fires
 // exactly the timeouts the full-scan cop fires, at the same passes. Ops run
-// at arbitrary millisecond instants but often exactly on the grid, so real
+// at arbitrary millisecond instants but often exactly on the grid. So real
 // deadlines often fall exactly on a pass instant while the wheel holds an
-// earlier one (the fire-on-<= boundary: a setter just before a grid instant
-// g, activity at g, and passes at every tick until g+timeout). The ring is
-// 8 s; timeouts reach 40 s and stalls skip up to 20 passes.
+// earlier one. That is the fire-on-<= boundary: a setter just before a grid
+// instant g, activity at g, and passes at every tick until g+timeout. The
+// ring is 8 s; timeouts reach 40 s and stalls skip up to 20 passes.
 func TestWheelCopMatchesFullScan(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := inactivitycop.DefaultConfig()
@@ -67,14 +67,14 @@ func TestWheelCopMatchesFullScan(t *testing.T) {
 }
 
 // TW-2, TW-4: with budgets of 1..4 connections a busy pass continues 1 ms
-// later until done; the chain fires exactly what the full scan fires at the
+// later until done. The chain fires exactly what the full scan fires at the
 // pass instant, none early. Ops run 50 ms past a multiple of 100 ms and
-// timeouts are multiples of 100 ms, so no deadline falls inside a chain
-// (a continuation at p+c ms would rightly fire a deadline in [p, p+c ms)
-// that the full scan only sees a tick later): a chain lasts under 50 ms as
-// long as it visits a connection at most once per bucket it examines, which
-// twin.pass enforces. Timeouts of up to 40 s on an 8-bucket ring wrap, so a
-// chain can meet a connection again in a bucket it reaches later (TW-5).
+// timeouts are multiples of 100 ms, so no deadline falls inside a chain. (A
+// continuation at p+c ms would rightly fire a deadline in [p, p+c ms) that
+// the full scan only sees a tick later.) A chain lasts under 50 ms as long as
+// it visits a connection at most once per bucket it examines; twin.pass
+// enforces that. Timeouts of up to 40 s on an 8-bucket ring wrap, so a chain
+// can meet a connection again in a bucket it reaches later (TW-5).
 func TestWheelCopMatchesFullScanWithBudget(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := inactivitycop.DefaultConfig()

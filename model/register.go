@@ -34,11 +34,11 @@ type registerState struct {
 }
 
 // NewRegister returns the porcupine model of independent boolean registers,
-// one per key, partitioned by key (porcupine checks each key on its own,
-// which is exact because the registers share nothing). initial gives each
-// key's value before the first operation; it is copied, and a key missing
-// from it starts false (callers that care, like checks.Linearizable, reject
-// unknown keys before checking).
+// one per key, partitioned by key. Porcupine checks each key on its own,
+// which is exact because the registers share nothing. initial gives each
+// key's value before the first operation; it is copied. A key missing from it
+// starts false; callers that care, like checks.Linearizable, reject unknown
+// keys before checking.
 //
 // Step is pure: it never mutates its arguments, and on inputs of the wrong
 // type it answers "cannot step" instead of panicking.

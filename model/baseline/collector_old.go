@@ -11,12 +11,12 @@ import (
 )
 
 // OldCollector is the metrics collector as it was before the change in
-// ../shared/seeds/metrics-drain.txt, kept as the baseline for DR-8 (its
-// lock waits) and DR-11 (its flush output): one growing slice of points
-// per key, and a drain and a prune that partition every buffered point into
-// new slices while they hold the write lock that every record needs. Its
-// answers are those of the plain partition; only its locking and its
-// copying differ from impl/collector.
+// ../shared/seeds/metrics-drain.txt. It is the baseline for DR-8 (its lock
+// waits) and DR-11 (its flush output). It keeps one growing slice of points
+// per key. Its drain and prune partition every buffered point into new slices
+// while they hold the write lock that every record needs. Its answers are
+// those of the plain partition; only its locking and its copying differ from
+// impl/collector.
 type OldCollector struct {
 	r    rt.Runtime
 	mu   rt.RWMutex
@@ -135,10 +135,10 @@ func (o *OldCollector) Prune(cutoff int64) int64 {
 	return n
 }
 
-// Flush is the old flush: it drains the points with TS < cutoff and sums
-// each drained point, carrying its own copy of its key (the clone per point
-// that the change removed), into the bucket of its key and width-wide
-// bucket start; the buckets come out sorted by key and start. Each bucket
+// Flush is the old flush: it drains the points with TS < cutoff and sums each
+// drained point into the bucket of its key and width-wide bucket start. Each
+// drained point carries its own copy of its key: the clone per point that the
+// change removed. The buckets come out sorted by key and start. Each bucket
 // adds its values in drained order, which is recorded order per key.
 func (o *OldCollector) Flush(cutoff, width int64) []model.Bucket {
 	drained, _ := o.Drain(cutoff)

@@ -87,18 +87,17 @@ func TestCopPassIdle100k(t *testing.T) {
 
 // BenchmarkCopPass is TW-9: one pass over 100,000 connections of which none
 // is due, the full-scan cop against the wheel cop, in the same run. Each
-// wheel pass is at the next tick, so it examines one empty bucket, as the
-// cop does once a second. Time cannot stop, so every 60,000 passes the
-// deadlines are pushed forward with the timer stopped; the ring has 65,536
-// buckets here only to make that reset rare (an idle pass examines one
-// bucket whatever the ring size; with 4,096 the untimed resets would make
-// the benchmark run ~25x longer than it measures). The full scan's pass
-// instant never changes: its cost does not depend on it. Run with -v to see
-// the ratio.
+// wheel pass is at the next tick, so it examines one empty bucket, as the cop
+// does once a second. Time cannot stop, so every 60,000 passes the deadlines
+// are pushed forward with the timer stopped. The ring has 65,536 buckets here
+// only to make that reset rare: an idle pass examines one bucket whatever the
+// ring size, but with 4,096 the untimed resets would dominate the run. The
+// full scan's pass instant never changes, because its cost does not depend on
+// it. Run with -v to see the ratio.
 //
 // fullscan-100k is the old cop as the seed describes it: per connection a
 // thread lookup and a try-lock of the connection's mutex (the get_thread()
-// and get_mutex() calls the seed counts), so it is the ratio's baseline.
+// and get_mutex() calls the seed counts). So it is the ratio's baseline.
 // fullscan-nolock-100k is the same walk without the locks, to show how much
 // of the old cost the walk alone is.
 func BenchmarkCopPass(b *testing.B) {

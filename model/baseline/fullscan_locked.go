@@ -9,19 +9,19 @@ import (
 )
 
 // FullScanLocked is the full-scan cop as Apache Traffic Server ran it before
-// PR #13821, the baseline of TW-9: besides visiting every open connection
-// once per pass, the old check_inactivity looked up each connection's thread
-// (get_thread(), skipping connections that had moved to another thread) and
-// try-locked its mutex (get_mutex(), MUTEX_TRY_LOCK, skipping a busy one until
-// the next pass) before reading its deadlines. model.FullScan leaves those two
-// lookups out, which understates the old cost; this type pays them, one
-// thread comparison and one TryLock/Unlock of a per-connection rt.Mutex per
-// visited connection.
+// PR #13821, the baseline of TW-9. Besides visiting every open connection
+// once per pass, the old check_inactivity did two lookups per connection
+// before reading its deadlines. It looked up the connection's thread
+// (get_thread()) and skipped connections that had moved to another thread. It
+// try-locked the connection's mutex (get_mutex(), MUTEX_TRY_LOCK) and skipped
+// a busy one until the next pass. model.FullScan leaves those lookups out,
+// which understates the old cost. This type pays them: one thread comparison
+// and one TryLock/Unlock of a per-connection rt.Mutex per visited connection.
 //
-// Its timeout semantics are model.FullScan's (the differential test in this
-// package checks that both fire the same timeouts at the same passes while
-// no lock is busy). Like model.FullScan it never reads a clock; it is not safe for
-// concurrent use, except that another task may hold a connection's mutex
+// Its timeout semantics are model.FullScan's; the differential test in this
+// package checks that both fire the same timeouts at the same passes while no
+// lock is busy. Like model.FullScan it never reads a clock. It is not safe
+// for concurrent use, except that another task may hold a connection's mutex
 // (Mutex) while a pass runs.
 type FullScanLocked struct {
 	f      *model.FullScan
@@ -92,9 +92,9 @@ func (l *FullScanLocked) Close(c *model.FullScanConn) {
 	l.locks = l.locks[:last]
 }
 
-// Pass visits every open connection: it looks up the connection's thread
-// and try-locks its mutex, as the old cop did (TW-3: N lookups per pass),
-// skips a connection whose lock is busy (Busy), and times out those whose
+// Pass visits every open connection. It looks up the connection's thread and
+// try-locks its mutex, as the old cop did (TW-3: N lookups per pass). It
+// skips a connection whose lock is busy (Busy) and times out those whose
 // deadline has passed. The Timeouts slice is reused by the next pass.
 func (l *FullScanLocked) Pass(now time.Time) FullScanLockedPass {
 	var p FullScanLockedPass

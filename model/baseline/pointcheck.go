@@ -13,17 +13,17 @@ import (
 )
 
 // PointCheckCache is the membership design that impl/membership replaced,
-// kept as the baseline for MS-1 and MS-11: every channel check is its own
-// authoritative point check (IsActiveMember) on its own connection
-// checkout, and its boolean answer is cached per (community, user, channel)
-// for a TTL (10 s from the checkout).
+// kept as the baseline for MS-1 and MS-11. Every channel check is its own
+// authoritative point check (IsActiveMember) on its own connection checkout.
+// Its boolean answer is cached per (community, user, channel) for a TTL (10 s
+// from the checkout).
 //
 // Why a per-channel cache rather than bare point checks: the seed keeps "the
-// existing ... 10-second freshness bound", says a cold client "can issue 280
-// separate membership reads" (cold: warm clients hit), and notes that
-// before/after hit ratios are not comparable and that invalidation messages
-// keep channel_id for older relays, which is how the old cache was keyed.
-// Set Uncached for bare point checks (every check reads).
+// existing ... 10-second freshness bound". It says a cold client "can issue
+// 280 separate membership reads" (cold: warm clients hit). It notes that
+// before/after hit ratios are not comparable, and that invalidation messages
+// keep channel_id for older relays, which is how the old cache was keyed. Set
+// Uncached for bare point checks (every check reads).
 //
 // It has the same IsMember and Invalidate API as membership.Cache, so a
 // scenario can run both on one workload and compare the pool's counted
@@ -133,10 +133,10 @@ func (p *PointCheckCache) pointCheck(ctx context.Context, k pointCheckKey) (bool
 	return ok, conn.CheckedOutAt(), nil
 }
 
-// Invalidate applies an invalidation as the old design did: membership
-// drops the one (community, user, channel) answer the message names (the
-// reason the messages carry channel_id); accessible_all and channel_deleted
-// drop every answer of the community; visibility changes no membership. A
+// Invalidate applies an invalidation as the old design did. membership drops
+// the one (community, user, channel) answer the message names; that is why
+// the messages carry channel_id. accessible_all and channel_deleted drop
+// every answer of the community; visibility changes no membership. A
 // malformed message changes nothing.
 func (p *PointCheckCache) Invalidate(m authz.Message) {
 	if m.Validate() != nil {
