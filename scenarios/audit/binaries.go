@@ -206,32 +206,13 @@ func (r Runner) importPath(pkg string) string {
 	return string(m[1]) + strings.TrimPrefix(pkg, ".")
 }
 
-// runTestBinary runs one claim part on its package's test binary, in the
-// package's directory as go test does, and ends the output with go test's
-// result line for the package ("ok  \t<import path>\t1.234s", or FAIL), so
-// that the output, the progress and the failed tests read as go test -v's.
+// runTestBinary runs one claim part on its package's test binary as go
+// test -json runs it (runBinary): out gets the events go test would write.
 func (r Runner) runTestBinary(ctx context.Context, out io.Writer, env map[string]string, bin string, p claimPart) error {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	args := append([]string{"-test.v", "-test.count=1", "-test.timeout=" + r.Timeout.String()}, p.flags()...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = filepath.Join(r.Root, p.pkg)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	start := time.Now()
-	err := cmd.Run()
-	secs := time.Since(start).Seconds()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		fmt.Fprintf(out, "ok  \t%s\t%.3fs\n", r.importPath(p.pkg), secs)
-	case errors.As(err, &exitErr):
-		fmt.Fprintf(out, "%v\nFAIL\t%s\t%.3fs\n", err, r.importPath(p.pkg), secs)
-	}
-	return err
+	args := append([]string{"-test.count=1", "-test.timeout=" + r.Timeout.String()}, p.flags()...)
+	return r.runBinary(ctx, out, p.pkg, withEnv(env), bin, args...)
 }
 
 // writeManifest records a schema build in dir for later runs (Runner.Bin).

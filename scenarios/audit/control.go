@@ -1,12 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -37,24 +34,20 @@ const (
 // afterFails and what the run said.
 func (r Runner) controlAfter(ctx context.Context, m mutants.Mutant, sum *simtest.ShrinkSummary, binary string) string {
 	sim := []string{"-sim.replay=" + sum.Replay, "-sim.replay.guided", "-sim.record=false", "-sim.artifacts=false"}
-	var out bytes.Buffer
+	run := &testRun{watch: sum.Test} // the seed's subtest says; its test may fail on a verdict over seeds a replay does not run
 	if binary != "" {
 		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
-		args := append(append([]string{"-test.run", testPattern(sum.Test)}, sim...), "-test.v", "-test.count=1")
-		cmd := exec.CommandContext(ctx, binary, args...)
-		cmd.Dir = filepath.Join(r.Root, m.Pkg)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.Env = withoutMutant(os.Environ())
-		_ = cmd.Run() // the seed's subtest line says; its test may fail on a verdict over seeds a replay does not run
+		args := append(append([]string{"-test.run", testPattern(sum.Test)}, sim...), "-test.count=1")
+		_ = r.runBinary(ctx, run, m.Pkg, withoutMutant(os.Environ()), binary, args...)
 	} else {
-		_ = r.goTest(ctx, &out, nil, append(append([]string{m.Pkg, "-run", testPattern(sum.Test)}, sim...), "-v")...)
+		_ = r.goTest(ctx, run, nil, append([]string{m.Pkg, "-run", testPattern(sum.Test)}, sim...)...)
 	}
-	text := out.String()
-	if strings.Contains(text, "--- PASS: "+sum.Test+" ") {
+	run.finish()
+	if run.watchPassed {
 		return afterPasses
 	}
-	return afterFails + controlFailure(text)
+	return afterFails + controlFailure(string(run.output()))
 }
 
 // withoutMutant is env less any mutant selection.

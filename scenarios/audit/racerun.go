@@ -14,8 +14,8 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
-// raceRunMark starts the line raceRuns writes after each run of a Race
-// mutant's checks, which raceRunCounts counts.
+// raceRunMark starts the line raceRuns adds to the output after each run
+// of a Race mutant's checks, for people: the runs are counted as they end.
 const raceRunMark = "windtunnel race run:"
 
 // runRace builds a Race mutant's checks once, under the race detector on
@@ -24,18 +24,21 @@ const raceRunMark = "windtunnel race run:"
 // end. A process of its own because the detector reports each race once
 // per process: a second run in the process that reported it would pass
 // whether or not it made the race again. Every run, because one that
-// missed the race is what the audit must see (raceRunCounts, Judge).
+// missed the race is what the audit must see (testRun.raceMissed, Judge).
 //
 // It returns the last failing run's error (an *exec.ExitError, which
 // judgeMutant reads as caught), nil when every run passed.
-func (r Runner) runRace(ctx context.Context, m mutants.Mutant, overlay, dir string, out io.Writer, env map[string]string) error {
+func (r Runner) runRace(ctx context.Context, m mutants.Mutant, overlay, dir string, run *testRun, env map[string]string) error {
 	bin := filepath.Join(dir, "race.test")
-	if err := r.goTestWithin(ctx, r.mutantTimeout(), out, env, "-race", "-c", "-o", bin, "-overlay="+overlay, m.Pkg); err != nil {
-		// judgeMutant reads go test's own words for it.
-		fmt.Fprintf(out, "\n%s [build failed]: %v\n", m.Pkg, err)
+	if err := r.goTestWithin(ctx, r.mutantTimeout(), run, env, "-race", "-c", "-o", bin, "-overlay="+overlay, m.Pkg); err != nil {
+		// A build that go test -json did not report as failed (it ran
+		// out of time) is one all the same.
+		if !run.buildFailed {
+			run.buildFailure(r.importPath(m.Pkg), err.Error())
+		}
 		return err
 	}
-	return r.raceRuns(ctx, bin, m, out, env)
+	return r.raceRuns(ctx, bin, m, run, env)
 }
 
 // runRaceSchemaMutant runs a Race mutant on its family's race schema
@@ -48,27 +51,29 @@ func (r Runner) runRaceSchemaMutant(ctx context.Context, m mutants.Mutant, seeds
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds, Error: err.Error()}
 	}
-	res := r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+	res := r.judgeMutant(ctx, m, seeds, dir, func(run *testRun, env map[string]string) error {
 		env[mutants.MutantEnv] = m.ID
-		return r.raceRuns(ctx, bin, m, out, env)
+		return r.raceRuns(ctx, bin, m, run, env)
 	})
 	res.Schema = true
 	return res
 }
 
 // raceRuns runs bin, m's race-built checks, mutants.RaceRuns times at each
-// of mutants.RaceCPUs, marking each run's outcome in out (raceRunCounts).
-func (r Runner) raceRuns(ctx context.Context, bin string, m mutants.Mutant, out io.Writer, env map[string]string) error {
+// of mutants.RaceCPUs, counting each run's outcome in run.
+func (r Runner) raceRuns(ctx context.Context, bin string, m mutants.Mutant, run *testRun, env map[string]string) error {
 	var last error
 	for _, cpu := range strings.Split(mutants.RaceCPUs, ",") {
-		for run := 1; run <= mutants.RaceRuns; run++ {
-			err := r.raceRun(ctx, bin, m, cpu, out, env)
+		for n := 1; n <= mutants.RaceRuns; n++ {
+			err := r.raceRun(ctx, bin, m, cpu, run, env)
 			var exitErr *exec.ExitError
 			switch {
 			case err == nil:
-				fmt.Fprintf(out, "%s %d at -cpu %s: missed\n", raceRunMark, run, cpu)
+				run.raceMissed++
+				run.note(fmt.Sprintf("%s %d at -cpu %s: missed", raceRunMark, n, cpu))
 			case errors.As(err, &exitErr):
-				fmt.Fprintf(out, "%s %d at -cpu %s: caught\n", raceRunMark, run, cpu)
+				run.raceCaught++
+				run.note(fmt.Sprintf("%s %d at -cpu %s: caught", raceRunMark, n, cpu))
 				last = err
 			default: // it could not be run: no verdict to give
 				return err
@@ -84,40 +89,17 @@ func (r Runner) raceRun(ctx context.Context, bin string, m mutants.Mutant, cpu s
 	limit := r.mutantTimeout()
 	ctx, cancel := context.WithTimeout(ctx, limit+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, raceRunArgs(m, cpu, limit)...)
-	cmd.Dir = filepath.Join(r.Root, m.Pkg)
-	cmd.Stdout, cmd.Stderr = out, out
 	// halt_on_error=1: the run ends at the detector's first report (exit
 	// status 66), which is its verdict; going on, a run of DR-7's check
 	// printed report after report for 1.8 s instead of 0.07 s.
 	// atexit_sleep_ms=0: a race-built binary otherwise sleeps a second
 	// before it exits (make race sets the same).
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0 halt_on_error=1")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	return cmd.Run()
+	return r.runBinary(ctx, out, m.Pkg, append(withEnv(env), "GORACE=atexit_sleep_ms=0 halt_on_error=1"), bin, raceRunArgs(m, cpu, limit)...)
 }
 
 // raceRunArgs are the arguments of one run of a Race mutant's checks.
 func raceRunArgs(m mutants.Mutant, cpu string, limit time.Duration) []string {
-	return []string{"-test.run=" + m.Tests, "-test.cpu=" + cpu, "-test.count=1", "-test.v", "-test.timeout=" + limit.String()}
-}
-
-// raceRunCounts counts the runs raceRuns marked in out: those that failed
-// and those that passed.
-func raceRunCounts(out string) (caught, missed int) {
-	for _, l := range strings.Split(out, "\n") {
-		if rest, ok := strings.CutPrefix(l, raceRunMark); ok {
-			switch {
-			case strings.HasSuffix(rest, ": caught"):
-				caught++
-			case strings.HasSuffix(rest, ": missed"):
-				missed++
-			}
-		}
-	}
-	return caught, missed
+	return []string{"-test.run=" + m.Tests, "-test.cpu=" + cpu, "-test.count=1", "-test.timeout=" + limit.String()}
 }
 
 // asIs quotes nothing (MutantResult.Catch).

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -112,9 +113,9 @@ func (r *Runner) CheckDeterminism(n int) {
 	r.Env["WINDTUNNEL_SIM_DETERMINISM_SEEDS"] = fmt.Sprint(n)
 }
 
-// goTest runs go test with the simulation settings in env (the
+// goTest runs go test -json with the simulation settings in env (the
 // environment form of the -sim flags reaches every package of a pattern,
-// also those that define no flags).
+// also those that define no flags); out gets its events (testRun).
 func (r Runner) goTest(ctx context.Context, out io.Writer, env map[string]string, args ...string) error {
 	return r.goTestWithin(ctx, r.Timeout, out, env, args...)
 }
@@ -127,7 +128,7 @@ func (r Runner) goTestWithin(ctx context.Context, limit time.Duration, out io.Wr
 	defer cancel()
 	// -p 1: the wall-clock claims (DR-8, TW-9) measure ratios on a machine
 	// that no other test binary of this run is loading.
-	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-p", "1", "-timeout", limit.String()}, args...)...)
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-json", "-count=1", "-p", "1", "-timeout", limit.String()}, args...)...)
 	cmd.Dir = r.Root
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = os.Environ()
@@ -218,28 +219,18 @@ func (r Runner) startClaims(ctx context.Context, pattern string, seeds int) (*cl
 		for k, v := range r.Env {
 			env[k] = v
 		}
-		var out bytes.Buffer
-		w := &lineWriter{line: func(line string) {
-			p.failed.line(line)
-			fmt.Fprintln(&out, line)
-			if progressLine(line) {
-				logMu.Lock()
-				fmt.Fprintln(r.Log, "  "+strings.TrimSpace(line))
-				logMu.Unlock()
-			}
+		run := &testRun{progress: func(line string) {
+			logMu.Lock()
+			fmt.Fprintln(r.Log, "  "+line)
+			logMu.Unlock()
 		}}
 		if out, ok := notBuilt[p.pkg]; ok {
-			// As go test reports a package that does not build.
-			for _, l := range strings.Split(out, "\n") {
-				w.line(l)
-			}
-			w.line("FAIL\t" + r.importPath(p.pkg) + " [build failed]")
+			run.buildFailure(r.importPath(p.pkg), out)
 		} else {
-			p.err = r.runTestBinary(ctx, w, env, bins[p.pkg], *p)
+			p.err = r.runTestBinary(ctx, run, env, bins[p.pkg], *p)
 		}
-		w.flush()
-		p.failed.end()
-		p.output = out.Bytes()
+		run.finish()
+		p.failed, p.output = run.failed, run.output()
 	}
 	return &claimPhase{dir: dir, parts: parts, run: run}, nil
 }
@@ -292,8 +283,8 @@ func joinClaimParts(dir string, parts []claimPart) ([]claims.Record, []string, e
 		if p.err != nil && !errors.As(p.err, &exitErr) {
 			return nil, nil, fmt.Errorf("go test %s: %v", p.pkg, p.err)
 		}
-		failed = append(failed, p.failed.list...)
-		if p.err != nil && len(p.failed.list) == 0 {
+		failed = append(failed, p.failed...)
+		if p.err != nil && len(p.failed) == 0 {
 			failed = append(failed, p.pkg+": go test failed without a failing test or package line (see "+filepath.Join(dir, "output.txt")+")")
 		}
 	}
@@ -314,84 +305,6 @@ func joinClaimParts(dir string, parts []claimPart) ([]claims.Record, []string, e
 	return recList, failed, err
 }
 
-// lineWriter hands each whole line written to it to line.
-type lineWriter struct {
-	line    func(string)
-	pending []byte
-}
-
-func (w *lineWriter) Write(b []byte) (int, error) {
-	w.pending = append(w.pending, b...)
-	for {
-		i := bytes.IndexByte(w.pending, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		w.line(string(w.pending[:i]))
-		w.pending = w.pending[i+1:]
-	}
-}
-
-// flush hands on a last line without its newline.
-func (w *lineWriter) flush() {
-	if len(w.pending) > 0 {
-		w.line(string(w.pending))
-		w.pending = nil
-	}
-}
-
-// failedTests collects, from go test -v output of one package after
-// another (-p 1), the top-level tests that failed, as "pkg TestName", and
-// the packages that failed without a failing test line: a build failure,
-// a crash, a timeout.
-type failedTests struct {
-	pending []string // failed tests of the package whose result line has not come yet
-	list    []string
-}
-
-func (f *failedTests) line(l string) {
-	switch {
-	case strings.HasPrefix(l, "--- FAIL: "):
-		if name := strings.Fields(strings.TrimPrefix(l, "--- FAIL: ")); len(name) > 0 {
-			f.pending = append(f.pending, name[0])
-		}
-	case strings.HasPrefix(l, "ok  \t") || strings.HasPrefix(l, "ok \t"):
-		f.pending = nil
-	case strings.HasPrefix(l, "FAIL\t"):
-		fields := strings.Fields(l)
-		pkg := "?"
-		if len(fields) > 1 {
-			pkg = fields[1]
-		}
-		switch {
-		case strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]"):
-			f.list = append(f.list, pkg+": does not build")
-		case len(f.pending) == 0:
-			f.list = append(f.list, pkg+": failed without a failing test (a crash or a timeout)")
-		}
-		for _, t := range f.pending {
-			f.list = append(f.list, pkg+" "+t)
-		}
-		f.pending = nil
-	}
-}
-
-// end keeps failed tests whose package line never came (the run stopped).
-func (f *failedTests) end() {
-	for _, t := range f.pending {
-		f.list = append(f.list, "? "+t)
-	}
-	f.pending = nil
-}
-
-func progressLine(l string) bool {
-	t := strings.TrimSpace(l)
-	return strings.HasPrefix(t, "claim ") || strings.Contains(t, "claim_test.go") ||
-		(strings.HasPrefix(l, "--- ") && !strings.Contains(l, "/")) ||
-		strings.HasPrefix(t, "FAIL") || strings.HasPrefix(t, "ok ") || strings.HasPrefix(t, "panic:") ||
-		strings.Contains(t, ": claim ")
-}
-
 // RunMutant applies m with an overlay of its own, runs its checks over
 // seeds, and says whether and after how many seeds they caught it.
 func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) MutantResult {
@@ -403,12 +316,12 @@ func (r Runner) RunMutant(ctx context.Context, m mutants.Mutant, seeds int) Muta
 		res.Error = err.Error()
 		return res
 	}
-	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+	return r.judgeMutant(ctx, m, seeds, dir, func(run *testRun, env map[string]string) error {
 		if m.Race {
-			return r.runRace(ctx, m, overlay, dir, out, env)
+			return r.runRace(ctx, m, overlay, dir, run, env)
 		}
 		r.nameMutant(env, m)
-		return r.goTestWithin(ctx, r.mutantTimeout(), out, env, overlayTestArgs(m, overlay)...)
+		return r.goTestWithin(ctx, r.mutantTimeout(), run, env, overlayTestArgs(m, overlay)...)
 	})
 }
 
@@ -451,18 +364,12 @@ func (r Runner) runSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds, Error: err.Error()}
 	}
-	return r.judgeMutant(ctx, m, seeds, dir, func(out io.Writer, env map[string]string) error {
+	return r.judgeMutant(ctx, m, seeds, dir, func(run *testRun, env map[string]string) error {
 		limit := r.mutantTimeout()
 		ctx, cancel := context.WithTimeout(ctx, limit+time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, binary, "-test.run="+m.Tests, "-test.failfast", "-test.count=1", "-test.timeout="+limit.String())
-		cmd.Dir = filepath.Join(r.Root, m.Pkg) // the package's directory, as go test runs it
-		cmd.Stdout, cmd.Stderr = out, out
-		cmd.Env = append(os.Environ(), mutants.MutantEnv+"="+m.ID)
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		return cmd.Run()
+		env[mutants.MutantEnv] = m.ID
+		return r.runBinary(ctx, run, m.Pkg, withEnv(env), binary, "-test.run="+m.Tests, "-test.failfast", "-test.count=1", "-test.timeout="+limit.String())
 	})
 }
 
@@ -485,7 +392,7 @@ func (r Runner) runSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int
 // the screen does not catch runs again over its whole budget, judged in
 // full, as if there had been no screen; it pays one seed per check more.
 // A Race mutant flies no seeds, and a budget of one seed is its own screen.
-func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, dir string, run func(out io.Writer, env map[string]string) error) MutantResult {
+func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, dir string, run func(run *testRun, env map[string]string) error) MutantResult {
 	budget := seeds
 	if m.Seeds > 0 {
 		budget = m.Seeds
@@ -496,7 +403,7 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 			res.SeedBudget, res.Screened = budget, true
 			return res
 		}
-		for _, f := range []string{"stats.jsonl", "claims.jsonl", "artifacts", "output.txt"} {
+		for _, f := range []string{"stats.jsonl", "claims.jsonl", "artifacts", "output.txt", "events.jsonl"} {
 			if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 				res.Error = fmt.Sprintf("clearing the screen's output: %v", err)
 				return res
@@ -508,10 +415,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 
 // judgeRun runs a mutant's checks once, over seeds seeds (screening: see
 // judgeMutant), and reads the outcome.
-func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, run func(out io.Writer, env map[string]string) error) MutantResult {
+func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, run func(run *testRun, env map[string]string) error) MutantResult {
 	res := MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds}
 	statsFile := filepath.Join(dir, "stats.jsonl")
-	var out bytes.Buffer
 	env := simEnv(seeds, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts"))
 	if screen {
 		env[claims.ScreenEnv] = "1"
@@ -541,32 +447,42 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 			env["WINDTUNNEL_SIM_SHRINK_WALL"] = r.ShrinkWall.String()
 		}
 	}
-	runErr := run(&out, env)
-	_ = os.WriteFile(filepath.Join(dir, "output.txt"), out.Bytes(), 0o644)
-	text := out.String()
+	events := &testRun{}
+	if f, err := os.Create(filepath.Join(dir, "events.jsonl")); err == nil {
+		w := bufio.NewWriter(f)
+		events.raw = w
+		defer func() {
+			_ = w.Flush()
+			_ = f.Close()
+		}()
+	}
+	runErr := run(events, env)
+	events.finish()
+	_ = os.WriteFile(filepath.Join(dir, "output.txt"), events.output(), 0o644)
+	if m.Race {
+		res.RaceRunsCaught, res.RaceRunsMissed = events.raceCaught, events.raceMissed
+	}
+	var exitErr *exec.ExitError
 	switch {
-	case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
+	case events.buildFailed:
 		res.Error = "the mutant does not build: see " + filepath.Join(dir, "output.txt")
 		return res
-	case strings.Contains(text, "no tests to run"):
+	case events.noTests:
 		res.Error = fmt.Sprintf("no claim check in %s matches %q", m.Pkg, m.Tests)
 		return res
 	case runErr == nil:
-		if m.Race {
-			res.RaceRunsCaught, res.RaceRunsMissed = raceRunCounts(text)
-		}
 		return res // survived
-	}
-	var exitErr *exec.ExitError
-	if !errors.As(runErr, &exitErr) {
+	case !errors.As(runErr, &exitErr):
 		res.Error = fmt.Sprintf("running the checks: %v", runErr)
+		return res
+	case events.packages == 0:
+		// go test failed before any package ran (its own error, not a
+		// test's): nothing was judged.
+		res.Error = "the checks did not run: see " + filepath.Join(dir, "output.txt")
 		return res
 	}
 	res.Caught = true
 	res.SeedsToCatch = 1
-	if m.Race {
-		res.RaceRunsCaught, res.RaceRunsMissed = raceRunCounts(text)
-	}
 	stats, err := readStats(statsFile)
 	if err != nil {
 		res.Error = err.Error()
@@ -589,12 +505,12 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 		// No single seed failed: the test failed on a verdict over all its
 		// seeds (a documented deviation no longer reproduced, a ratio over
 		// the run). It needed every seed it ran.
-		res.CaughtBy = firstFailedTest(text)
+		res.CaughtBy = events.catch()
 		top, _, _ := strings.Cut(res.CaughtBy, "/")
 		top, _, _ = strings.Cut(top, " ")
 		// The verdict that failed is that of the test's last seeded run:
 		// -failfast starts nothing after it. It may be a subtest's (DR-11's
-		// perKey=4000), which the output's first failing line does not name.
+		// perKey=4000), which the first failed test does not name.
 		var verdict *statsLine
 		for i := range stats {
 			if stats[i].Test == top || strings.HasPrefix(stats[i].Test, top+"/") {
@@ -618,51 +534,6 @@ func (r Runner) mutantTimeout() time.Duration {
 		return r.MutantTimeout
 	}
 	return r.Timeout
-}
-
-func firstFailedTest(out string) string {
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		// go test's own -timeout: the tests still running hung.
-		if limit, ok := strings.CutPrefix(strings.TrimSpace(l), "panic: test timed out after "); ok {
-			name := "a test"
-			if i+2 < len(lines) && strings.TrimSpace(lines[i+1]) == "running tests:" {
-				if f := strings.Fields(lines[i+2]); len(f) > 0 {
-					name = f[0]
-				}
-			}
-			return fmt.Sprintf("%s (a hang: still running when the %s limit ran out)", name, limit)
-		}
-	}
-	for _, l := range lines {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "--- FAIL: "); ok {
-			// The name alone: the line's "(1.53s)" is a timing, which would
-			// make two runs of the same mutant read differently (the
-			// schemata check compares them).
-			if f := strings.Fields(rest); len(f) > 0 {
-				return f[0]
-			}
-		}
-	}
-	// A failure no test's line names: the race detector's report (a Race
-	// mutant whose race crashed the process before its test could fail),
-	// or a panic on a goroutine of the test's.
-	if i := strings.Index(out, "WARNING: DATA RACE"); i >= 0 {
-		// The test running when it was reported (go test -v's last
-		// "=== RUN" before it), if there is one to name.
-		if j := strings.LastIndex(out[:i], "=== RUN   "); j >= 0 {
-			if f := strings.Fields(out[j+len("=== RUN   "):]); len(f) > 0 {
-				return f[0] + " (a data race the race detector reported: see output.txt)"
-			}
-		}
-		return "a data race the race detector reported (see output.txt)"
-	}
-	for _, l := range lines {
-		if msg, ok := strings.CutPrefix(strings.TrimSpace(l), "panic: "); ok {
-			return "a panic: " + oneLine(msg, 80) + " (see output.txt)"
-		}
-	}
-	return "a failing test (see output.txt)"
 }
 
 // RunMutants runs ms with up to parallel processes at once and returns

@@ -87,26 +87,6 @@ func buildFixture(t *testing.T, pkg string) (root, bin string) {
 	return root, bin
 }
 
-// TestFailedTestsAreReadFromTheOutput: the claim phase's go test -v output
-// names every failed top-level test with its package, and every package
-// that failed without one (a build failure, a crash, a timeout).
-func TestFailedTestsAreReadFromTheOutput(t *testing.T) {
-	var f failedTests
-	for _, l := range []string{
-		"=== RUN   TestA", "--- PASS: TestA (0.01s)", "PASS", "ok  \tmod/a\t0.1s",
-		"=== RUN   TestB", "--- FAIL: TestB (0.10s)", "    --- FAIL: TestB/seed=0x1 (0.01s)",
-		"--- PASS: TestC (0.00s)", "--- FAIL: TestD (0.00s)", "FAIL", "FAIL\tmod/b\t0.2s",
-		"# mod/c", "c.go:1:1: syntax error", "FAIL\tmod/c [build failed]",
-		"panic: boom", "goroutine 1 [running]:", "FAIL\tmod/d\t0.1s",
-		"--- FAIL: TestE (0.00s)", // the run stopped before its package line
-	} {
-		f.line(l)
-	}
-	f.end()
-	assert.Equal(t, []string{"mod/b TestB", "mod/b TestD", "mod/c: does not build",
-		"mod/d: failed without a failing test (a crash or a timeout)", "? TestE"}, f.list)
-}
-
 // TestAFailingTestThatIsNoClaimCheckIsAProblem: a claim check's failure is
 // its claim violated (judged there); the failure of any other test of the
 // claim phase, or of a package, is a problem of its own. Without it a
@@ -120,17 +100,6 @@ func TestAFailingTestThatIsNoClaimCheckIsAProblem(t *testing.T) {
 		"mod/oc TestHelperTables failed and is not a claim check (see claims/output.txt)",
 		"claim phase: mod/ms: does not build (see claims/output.txt)",
 	}, rep.Problems)
-}
-
-// A mutant caught by a verdict over all its seeds (no single seed failed)
-// is named by its first failing test alone, without the line's timing: two
-// runs of the same mutant (its schema build and its own overlay, compared
-// by audit -verify-schemata) must read the same.
-func TestFirstFailedTestIsTheNameWithoutItsTiming(t *testing.T) {
-	out := "=== RUN   TestA\n--- PASS: TestA (0.01s)\n    --- FAIL: TestB/seed=0x1 (0.20s)\n--- FAIL: TestB (1.53s)\nFAIL\n"
-	assert.Equal(t, "TestB/seed=0x1", firstFailedTest(out))
-	assert.Equal(t, "TestC", firstFailedTest("--- FAIL: TestC (2.06s)\n"))
-	assert.Equal(t, "a failing test (see output.txt)", firstFailedTest("ok\n"))
 }
 
 // TestTheClaimPhaseChecksDeterminismWhenAsked: with CheckDeterminism the
@@ -199,23 +168,6 @@ func TestAMutantRunsOneSeedAtATime(t *testing.T) {
 	assert.Greater(t, n, 1, "seed runs started by the binary on its own with 4 cores")
 }
 
-// firstFailedTest names what caught a mutant from go test's output alone:
-// the first failing test, a hang (go test's own -timeout, with the test
-// still running), a data race that crashed the process before any test
-// failed, or a panic on a goroutine.
-func TestFirstFailedTestNamesEveryKindOfCatch(t *testing.T) {
-	for _, c := range []struct{ out, want string }{
-		{"=== RUN   TestA\n--- FAIL: TestA (1.53s)\nFAIL\n", "TestA"},
-		{"panic: test timed out after 5s\n\trunning tests:\n\t\tTestTW6_X (5s)\n\ngoroutine 1 [running]:\n", "TestTW6_X (a hang: still running when the 5s limit ran out)"},
-		{"==================\nWARNING: DATA RACE\nRead at 0x00c000:\npanic: runtime error: nil map\n", "a data race the race detector reported (see output.txt)"},
-		{"=== RUN   TestA_RaceFree\n--- PASS: TestA_RaceFree (0.1s)\n=== RUN   TestB_RaceFree\n==================\nWARNING: DATA RACE\n", "TestB_RaceFree (a data race the race detector reported: see output.txt)"},
-		{"panic: boom\n\ngoroutine 7 [running]:\nFAIL\tpkg\t0.1s\n", "a panic: boom (see output.txt)"},
-		{"FAIL\tpkg\t0.1s\n", "a failing test (see output.txt)"},
-	} {
-		assert.Equal(t, c.want, firstFailedTest(c.out), c.out)
-	}
-}
-
 // TestRaceMutantsRunAtEveryRaceCPU: a Race mutant's checks run under the
 // race detector at one processor and then two (mutants.RaceCPUs), and
 // make race runs the RaceFree checks the same way: a check that catches
@@ -245,20 +197,27 @@ func TestRaceMutantsRunAtEveryRaceCPU(t *testing.T) {
 	assert.Contains(t, racefree[0], "-race -count=1 -cpu "+mutants.RaceCPUs+" ")
 }
 
-// TestRaceRunsCountsEveryRun: the runs are read from runRace's marks,
-// whatever else the runs printed.
+// TestRaceRunsCountsEveryRun: each run of a Race mutant's checks is
+// counted as it ends, by its process's exit, whatever the runs printed
+// (here a run that prints a mark of its own, which counts for nothing).
 func TestRaceRunsCountsEveryRun(t *testing.T) {
-	out := strings.Join([]string{
-		"--- FAIL: TestX_RaceFree (0.20s)",
-		raceRunMark + " 1 at -cpu 1: caught",
-		"--- PASS: TestX_RaceFree (0.20s)",
-		raceRunMark + " 2 at -cpu 1: missed",
-		"fatal error: concurrent map writes",
-		raceRunMark + " 1 at -cpu 2: caught",
-	}, "\n")
-	caught, missed := raceRunCounts(out)
-	assert.Equal(t, 2, caught)
-	assert.Equal(t, 1, missed)
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "p"), 0o755))
+	bin := filepath.Join(dir, "race.test")
+	// Every second run fails, as a run that makes the race does; each
+	// ends as a test binary does with -test.v=test2json.
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '"+raceRunMark+" 9 at -cpu 9: caught'\n"+
+		"n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs\n"+
+		"if [ $((n % 2)) = 0 ]; then printf '\\026PASS\\n'; else printf '\\026FAIL\\n'; exit 1; fi\n"), 0o755))
+	r := Runner{Root: dir, Timeout: time.Minute}
+	run := &testRun{}
+	m := mutants.Mutant{ID: "m", Pkg: "./p", Tests: "^TestX_RaceFree$", Race: true}
+	require.Error(t, r.raceRuns(context.Background(), bin, m, run, map[string]string{}))
+	run.finish()
+	runs := mutants.RaceRuns * len(strings.Split(mutants.RaceCPUs, ","))
+	assert.Equal(t, (runs+1)/2, run.raceCaught)
+	assert.Equal(t, runs/2, run.raceMissed)
+	assert.Equal(t, runs, run.packages, "every run is a process and a package result of its own")
 }
 
 // racyMutant drops the racy fixture's lock.

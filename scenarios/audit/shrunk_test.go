@@ -130,8 +130,13 @@ func TestControlAfterReplaysTheShrunkRunWithoutTheMutant(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\necho \"args: $*\"\necho \"mutant: ${WINDTUNNEL_MUTANT:-none}\"\n"+body), 0o755))
 		return p
 	}
-	pass := script("pass", "echo '    --- PASS: TestA/seed=0x1 (0.00s)'\n")
-	fail := script("fail", "echo '        failure    check: X-1: 0 of the 10 operations made'\necho '    --- FAIL: TestA/seed=0x1 (0.00s)'\nexit 1\n")
+	// As a test binary prints them with -test.v=test2json: its framing
+	// lines marked with ^V.
+	const run = `printf '\026=== RUN   TestA\n\026=== RUN   TestA/seed=0x1\n'` + "\n"
+	const passed = `printf '\026--- PASS: TestA/seed=0x1 (0.00s)\n\026--- PASS: TestA (0.00s)\n\026PASS\n'` + "\n"
+	pass := script("pass", run+passed)
+	fail := script("fail", run+"echo '        failure    check: X-1: 0 of the 10 operations made'\n"+
+		`printf '\026--- FAIL: TestA/seed=0x1 (0.00s)\n\026--- FAIL: TestA (0.00s)\n\026FAIL\n'`+"\nexit 1\n")
 	t.Setenv("WINDTUNNEL_MUTANT", "m-1")
 	r := Runner{Root: dir, Timeout: time.Minute}
 	m := mutants.Mutant{ID: "m-1", Pkg: "./fam"}
@@ -143,10 +148,10 @@ func TestControlAfterReplaysTheShrunkRunWithoutTheMutant(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "mutant: m-1", "the script does show an inherited selection")
 	logged := filepath.Join(dir, "log")
-	echo := script("echo", "echo \"$*\" > "+logged+"\necho \"${WINDTUNNEL_MUTANT:-none}\" >> "+logged+"\necho '    --- PASS: TestA/seed=0x1 (0.00s)'\n")
+	echo := script("echo", "echo \"$*\" > "+logged+"\necho \"${WINDTUNNEL_MUTANT:-none}\" >> "+logged+"\n"+run+passed)
 	require.Equal(t, afterPasses, r.controlAfter(context.Background(), m, sum, echo))
 	b, err := os.ReadFile(logged)
 	require.NoError(t, err)
-	assert.Equal(t, "-test.run ^TestA$/^seed=0x1$ -sim.replay=/x/shrunk/replay.txt -sim.replay.guided -sim.record=false -sim.artifacts=false -test.v -test.count=1\nnone\n", string(b),
+	assert.Equal(t, "-test.v=test2json -test.run ^TestA$/^seed=0x1$ -sim.replay=/x/shrunk/replay.txt -sim.replay.guided -sim.record=false -sim.artifacts=false -test.count=1\nnone\n", string(b),
 		"the seed's subtest alone, guided, with no mutant selected")
 }

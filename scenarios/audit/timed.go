@@ -57,7 +57,7 @@ type claimPart struct {
 
 	recFile, statsFile string // this process's claim records and stats
 	output             []byte
-	failed             failedTests
+	failed             []string // as RunClaims reports them
 	err                error
 }
 
