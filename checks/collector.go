@@ -121,30 +121,30 @@ func (r *CollectorReport) add(claim, format string, a ...any) {
 	r.Violations.Add(claim, 0, format, a...)
 }
 
-// CheckCollector replays a collector history in the order of the
-// collector's write lock and checks every operation against the sequential
-// model (model.CollectorStep's semantics: record appends, a drain returns
-// the plain partition at its first swap, a prune the same count) and every
-// drain's own account against the replayed chunk layout. It is an exact
-// linearizability check whose linearization points are the lock
-// acquisitions, found from outside the collector:
+// CheckCollector replays a collector history in the order of the collector's
+// write lock. It checks every operation against the sequential model and
+// every drain's own account against the replayed chunk layout. The model is
+// model.CollectorStep's semantics: record appends, a drain returns the plain
+// partition at its first swap, a prune the same count. It is an exact
+// linearizability check. Its linearization points are the lock acquisitions,
+// found from outside the collector:
 //
-//   - a Record or Prune claims the write acquisition that the world saw
-//     right after it returned; the acquisitions nobody claims are the
-//     drains' and must be exactly two per drain, in order, inside the
-//     drain's call (DR-2, DR-4);
-//   - at each drain yield exactly one drain must be between its two
-//     acquisitions, and no drain may hold the write lock (DR-3, DR-4);
-//   - the records between a drain's two acquisitions are what it must move
-//     under the lock, however much was buffered (DR-2), and each key must
-//     read back as its kept points followed by them (DR-5);
-//   - a read inside a split may see only the live map: the documented
-//     deviation, labelled; any other wrong answer is a violation (DR-7).
+//   - A Record or Prune claims the write acquisition that the world saw
+//     right after it returned. The acquisitions nobody claims are the
+//     drains'. They must be exactly two per drain, in order, inside the
+//     drain's call (DR-2, DR-4).
+//   - At each drain yield exactly one drain must be between its two
+//     acquisitions, and no drain may hold the write lock (DR-3, DR-4).
+//   - The records between a drain's two acquisitions are what it must move
+//     under the lock, however much was buffered (DR-2). Each key must read
+//     back as its kept points followed by them (DR-5).
+//   - A read inside a split may see only the live map: the documented
+//     deviation, labelled. Any other wrong answer is a violation (DR-7).
 //
-// It also times the records and prunes against the drains' holds of the
-// lock: one issued after a drain's first swap released the lock, that took
-// the lock before the drain's second swap, must not have waited for a hold
-// by any drain (DR-3). When the world inspected the collector at its lock
+// It also times the records and prunes against the drains' holds of the lock
+// (DR-3). Take one issued after a drain's first swap released the lock that
+// took the lock before the drain's second swap. It must not have waited for a
+// hold by any drain. When the world inspected the collector at its lock
 // sections, CheckChunks judges the chunks as well (DR-2, DR-6, DR-10).
 func CheckCollector(h *CollectorHistory, lim CollectorLimits) *CollectorReport {
 	r := &CollectorReport{Ops: len(h.Ops), Yields: len(h.Yields), Writes: int64(len(h.Writes))}
@@ -598,10 +598,10 @@ func pointString(p model.Point) string {
 	return fmt.Sprintf("%s@%s=%g", p.Key, tsString(p.TS), p.Value)
 }
 
-// CollectorEvent is one step of a history in the collector's lock order,
-// for replaying it into another design (DR-11's differential): a point
+// CollectorEvent is one step of a history in the collector's lock order, for
+// replaying it into another design (DR-11's differential). It is a point
 // recorded (preloaded or by a Record), a prune at its write, or a drain at
-// its first swap, which is where its answer is decided.
+// its first swap. The first swap is where a drain's answer is decided.
 type CollectorEvent struct {
 	Kind  CollectorKind // CollectorRecord, CollectorPrune or CollectorDrain
 	Point model.Point   // a record's point

@@ -7,18 +7,19 @@ import (
 )
 
 // This file judges the collector's chunks as inspections saw them at every
-// write-lock section (WriteSection.Before and After): figures measured from
-// outside the collector's code, which no counter of the collector enters.
+// write-lock section (WriteSection.Before and After). These figures are
+// measured from outside the collector's code, which no counter of the
+// collector enters.
 //
 // A chunk is known by its identity and by its backing array's. A point that
-// is, after a section, in an array it was in before has not been copied; a
-// point in an array no inspection had seen before the section was copied
-// (or written) since the last inspection. Inspections happen only at lock
-// sections, so a drain's split, which runs without the lock on a map that
-// is not live, is seen through what its put-back installs: the kept halves
-// of the chunks that straddled the cutoff are new arrays the split made;
-// every other new array that the put-back installs was made while the
-// put-back held the lock.
+// is, after a section, in an array it was in before has not been copied. A
+// point in an array no inspection had seen before the section was copied (or
+// written) since the last inspection. Inspections happen only at lock
+// sections. A drain's split runs without the lock on a map that is not live,
+// so it is seen through what its put-back installs. The kept halves of the
+// chunks that straddled the cutoff are new arrays the split made. Every other
+// new array that the put-back installs was made while the put-back held the
+// lock.
 
 // ChunkFacts is what the inspections saw of the chunks (DR-6).
 type ChunkFacts struct {
@@ -53,10 +54,10 @@ type DrainOutside struct {
 	// MovedWhole is the kept points the put-back installed in arrays they
 	// were in before the swap (chunks the split moved whole).
 	MovedWhole int64
-	// Straddling and StraddlingPoints count the chunks live at the swap
-	// whose points lay on both sides of the cutoff; SplitKept the points of
-	// the new chunks the put-back installed that are exactly the kept part
-	// of one of them (the split's copies).
+	// Straddling and StraddlingPoints count the chunks live at the swap whose
+	// points lay on both sides of the cutoff. SplitKept counts the points of
+	// the new chunks the put-back installed that are exactly the kept part of
+	// one of them (the split's copies).
 	Straddling, StraddlingPoints, SplitKept int64
 	// NotMovedWhole is the points of chunks live at the swap entirely at or
 	// after the cutoff that the put-back did not install in their arrays.
@@ -96,11 +97,11 @@ type PruneKeyFacts struct {
 }
 
 // CheckChunks judges the inspected chunks of a history whose operations
-// CheckCollector matched to the lock log (claimedBy: write sequence number
-// -> op index + 1, -1 for a preloaded point, 0 for a drain's): chunk sizes
-// and bounds at every inspection (DR-6), reallocations per record (DR-6),
-// what each drain copied under the lock (DR-2, DR-6) and what each prune
-// copied (DR-10). Sections that were not inspected are skipped.
+// CheckCollector matched to the lock log. claimedBy maps a write sequence
+// number to op index + 1, -1 for a preloaded point, 0 for a drain's. It
+// checks chunk sizes and bounds at every inspection (DR-6), reallocations per
+// record (DR-6), what each drain copied under the lock (DR-2, DR-6) and what
+// each prune copied (DR-10). Sections that were not inspected are skipped.
 func CheckChunks(r *CollectorReport, h *CollectorHistory, lim CollectorLimits, claimedBy []int) {
 	cf := &r.Chunks
 	verified := map[boundsKey]bool{} // looked up only

@@ -40,12 +40,12 @@ func (k CollectorKind) String() string {
 	return fmt.Sprintf("CollectorKind(%d)", uint8(k))
 }
 
-// CollectorOp is one operation on the collector as a client saw it: its
-// input and output in the terms of model.CollectorStep, when it was called
-// and when it returned on the world's logical clock (every call, return,
-// lock acquisition and release, and drain yield is one tick, so ticks order
-// events exactly), and how many write-lock acquisitions the world had seen
-// at its call and right after its return.
+// CollectorOp is one operation on the collector as a client saw it: its input
+// and output in the terms of model.CollectorStep, and when it was called and
+// returned on the world's logical clock. Every call, return, lock acquisition
+// and release, and drain yield is one tick, so ticks order events exactly. It
+// also holds how many write-lock acquisitions the world had seen at its call
+// and right after its return.
 //
 // Every recorded point must carry a value no other point has: the checkers
 // follow points through drains, prunes and chunks by their values.
@@ -73,10 +73,10 @@ type CollectorOp struct {
 	Call, Return int64
 	// WritesAtCall and Writes are the write-lock acquisitions seen at the
 	// call and right after the return. Under the simulator a task runs
-	// without interruption from an acquisition to its next scheduling
-	// point, so for a Record or Prune Writes is its own acquisition's
-	// sequence number (1-based); for a Query or Snapshot, the number of
-	// writes it saw.
+	// without interruption from an acquisition to its next scheduling point.
+	// So for a Record or Prune, Writes is its own acquisition's sequence
+	// number (1-based). For a Query or Snapshot it is the number of writes it
+	// saw.
 	WritesAtCall, Writes int64
 
 	// Yield is the number (DrainYield.N) of the drain yield this operation
@@ -137,22 +137,22 @@ type DrainYield struct {
 }
 
 // WriteSection is one acquisition of the collector's write lock, seen from
-// outside: when it was acquired and released on the world's logical clock,
-// and, when the world inspects the collector, the live buffered map right
-// after the acquisition (Before) and right before the release (After).
-// When the live map at the release is not the one at the acquisition (a
-// drain's swap), OldAfter is the map live at the acquisition, walked again
-// at the release.
+// outside. It holds when the lock was acquired and released on the world's
+// logical clock. When the world inspects the collector, it also holds the
+// live buffered map right after the acquisition (Before) and right before the
+// release (After). When the live map at the release is not the one at the
+// acquisition (a drain's swap), OldAfter is the map live at the acquisition,
+// walked again at the release.
 type WriteSection struct {
 	Acquired, Released int64
 	Before, After      *Layout
 	OldAfter           *Layout
 }
 
-// Layout is the collector's buffered map as an inspection saw it: every
-// key's chunks in list order, with the identity of each chunk and of its
-// backing array, so that a checker can tell a chunk that moved (same array)
-// from one that was copied (a new array with the same points).
+// Layout is the collector's buffered map as an inspection saw it: every key's
+// chunks in list order, with the identity of each chunk and of its backing
+// array. A checker can then tell a chunk that moved (same array) from one
+// that was copied (a new array with the same points).
 type Layout struct {
 	Map    uintptr // identity of the map object
 	Series []SeriesLayout

@@ -59,12 +59,12 @@ func CollectorLinearizable(initial []model.Point, ops []CollectorOp, include fun
 	return res, nil
 }
 
-// keyedCollectorModel is model.CollectorModel starting from init, with
-// states compared per key. CollectorStep's answers depend only on the order
-// of the points within each key (a drain groups by key, a query reads one
-// key, a prune counts), so two states that differ only in how keys
-// interleave are the same state; telling porcupine so lets it merge the
-// orders of concurrent records on different keys instead of exploring each.
+// keyedCollectorModel is model.CollectorModel starting from init, with states
+// compared per key. CollectorStep's answers depend only on the order of the
+// points within each key: a drain groups by key, a query reads one key, a
+// prune counts. So two states that differ only in how keys interleave are the
+// same state. Telling porcupine so lets it merge the orders of concurrent
+// records on different keys instead of exploring each.
 func keyedCollectorModel(init model.CollectorState) porcupine.Model {
 	m := model.CollectorModel
 	m.Init = func() interface{} { return init }

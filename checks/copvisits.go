@@ -54,20 +54,20 @@ type CopPrediction struct {
 	Fired  []TimeoutEvent // Conn left 0
 }
 
-// PredictCop works out, from the contract and not from the wheel's code, how a
-// wheel cop with a ring of ring ticks treats one connection given its
-// operations (in time order, none on a tick): passes run at every tick
-// 0, tick, 2*tick... and none is cut short by the budget. The rules:
+// PredictCop works out, from the contract and not from the wheel's code, how
+// a wheel cop with a ring of ring ticks treats one connection given its
+// operations (in time order, none on a tick). Passes run at every tick 0,
+// tick, 2*tick... and none is cut short by the budget. The rules:
 //
-//   - a connection is held at the wheel deadline of its last re-arm (every
+//   - A connection is held at the wheel deadline of its last re-arm. Every
 //     setter, and every visit that finds it not yet due, re-arms it at the
-//     real deadline; activity does not);
-//   - a wheel deadline at lies in the bucket of tick k = floor(at/tick)+1,
-//     never behind the next pass's tick, and that bucket is examined at
-//     ticks k, k-ring, k-2*ring... from the next pass on: so the next visit
-//     is the first tick >= the next pass's that is congruent to k modulo
-//     the ring (TW-5: once per ring until due);
-//   - a visit fires every timeout whose deadline is strictly before the
+//     real deadline; activity does not.
+//   - A wheel deadline at lies in the bucket of tick k = floor(at/tick)+1,
+//     never behind the next pass's tick. That bucket is examined at ticks k,
+//     k-ring, k-2*ring... from the next pass on. So the next visit is the
+//     first tick >= the next pass's that is congruent to k modulo the ring
+//     (TW-5: once per ring until due).
+//   - A visit fires every timeout whose deadline is strictly before the
 //     pass instant (TW-2), disarming it, and re-arms the rest.
 //
 // It counts the passes up to and including instant until.

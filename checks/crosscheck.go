@@ -18,13 +18,13 @@ import (
 //
 // # Encoding
 //
-// Times are used as they are, in ns (the identity encoding); what makes the
+// Times are used as they are, in ns (the identity encoding). What makes the
 // two checkers agree exactly is how the history is built:
 //
 //   - Every instant at which key k has commits becomes ONE write, a point
 //     operation [t, t] whose value is the last commit at t. truth(k, t) is
 //     defined by the latest commit with At ≤ t, so the earlier values at t
-//     were never true at any instant; as separate writes, porcupine could
+//     were never true at any instant. As separate writes, porcupine could
 //     order a read between them and accept an answer the exact checker calls
 //     a phantom.
 //   - Every read r of k becomes a read [invoke(r) − delta, return(r)] that
@@ -33,17 +33,17 @@ import (
 //
 // Porcupine sorts events by time and, at equal times, puts calls before
 // returns (its intervals are closed). Writes of one key are then totally
-// ordered, reads change nothing, and read r can be placed after write j and
+// ordered, and reads change nothing. Read r can be placed after write j and
 // before write j+1 exactly when t_j ≤ return(r) and t_{j+1} ≥ invoke(r) −
 // delta (equal instants touch, so they are concurrent). So porcupine accepts
-// r iff some step j with value a = r's answer has t_j ≤ return(r) and
-// t_{j+1} ≥ invoke(r) − delta. The exact checker's L is the supremum of
-// {t ≤ return(r) : truth(t) = a} = max over such steps of min(t_{j+1},
-// return(r)), and S ≤ delta ⇔ L ≥ invoke(r) − delta ⇔ the same condition,
+// r iff some step j with value a = r's answer has t_j ≤ return(r) and t_{j+1}
+// ≥ invoke(r) − delta. The exact checker's L is the supremum of {t ≤
+// return(r) : truth(t) = a}. That is the max over such steps of min(t_{j+1},
+// return(r)). And S ≤ delta ⇔ L ≥ invoke(r) − delta ⇔ the same condition,
 // because return(r) ≥ invoke(r) − delta. Reads constrain only their own
 // placement among the writes, so the history is accepted iff every read is.
-// The boundaries follow: S == delta (a commit at exactly invoke − delta) is
-// Ok, a commit at exactly return(r) may or may not be seen, and a commit at
+// The boundaries follow. S == delta (a commit at exactly invoke − delta) is
+// Ok. A commit at exactly return(r) may or may not be seen. A commit at
 // exactly invoke − delta − 1 is not Ok.
 func CrossCheck(reads []Read, truth Truth, delta time.Duration) (agree bool, detail string) {
 	r := CrossCheckWithin(reads, truth, delta, 0)

@@ -12,9 +12,9 @@ import (
 )
 
 // TestCrossCheckBoundariesArePinned fixes the boundary convention: each case
-// sits exactly on an edge, so an off-by-one in either checker (a commit not
-// in effect at its own instant, an open interval, S < Δ instead of S ≤ Δ)
-// flips one side and breaks agreement or the expected verdict.
+// sits exactly on an edge. An off-by-one in either checker flips one side and
+// breaks agreement or the expected verdict. Examples: a commit not in effect
+// at its own instant, an open interval, S < Δ instead of S ≤ Δ.
 func TestCrossCheckBoundariesArePinned(t *testing.T) {
 	const delta = 1000
 	revoked := Truth{"k": {Initial: true, Commits: []Commit{{At: 5000, Value: false}}}}
@@ -89,9 +89,9 @@ func TestCrossCheckSaturatesTheShift(t *testing.T) {
 }
 
 // TestCrossCheckAgreesOnRandomHistories is the property the scenarios rely
-// on: for random truths (ties included) and reads, porcupine on the Δ-shifted
-// history says Ok exactly when the exact checker says max S ≤ Δ, for every Δ
-// from 0 past the largest possible staleness.
+// on. For random truths (ties included) and reads, porcupine on the Δ-shifted
+// history says Ok exactly when the exact checker says max S ≤ Δ. That holds
+// for every Δ from 0 past the largest possible staleness.
 func TestCrossCheckAgreesOnRandomHistories(t *testing.T) {
 	var holds, fails int
 	rapid.Check(t, func(t *rapid.T) {

@@ -6,9 +6,9 @@ import (
 )
 
 // Op is one recorded client operation: who issued it (pod and client within
-// the pod), what it was (Kind, Key, Input), what it answered (Output) and
-// when, in virtual ns since the simulation's origin (Invoke at the call,
-// Return at the response).
+// the pod), what it was (Kind, Key, Input) and what it answered (Output). It
+// also holds when, in virtual ns since the simulation's origin: Invoke at the
+// call, Return at the response.
 type Op struct {
 	Pod, Client int
 	Kind        string
@@ -122,9 +122,9 @@ func (r *Recorder) Unfinished() []Op {
 }
 
 // History returns a copy of the completed operations, in the order they were
-// begun, and an error if anything went wrong while recording (dropped
-// operations, double End, return before invoke): a history with holes must
-// not pass a check silently.
+// begun. It also returns an error if anything went wrong while recording:
+// dropped operations, double End, return before invoke. A history with holes
+// must not pass a check silently.
 func (r *Recorder) History() (History, error) {
 	h := make(History, 0, len(r.ops))
 	for i, op := range r.ops {

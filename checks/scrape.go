@@ -30,13 +30,13 @@ type Scraped struct {
 
 // Scrape reads e the way a Prometheus server does: through its text
 // exposition, parsed by the Prometheus text parser, not through the
-// registry's own view of itself. A metric the checks count right but the
-// exposition prints wrong (an unquoted label value, a gauge typed as a
-// counter, a sample of no declared family) is what a dashboard sees, and
-// the metric claims are about what it sees. Scrape fails on text the parser
-// refuses, on a family with a sample of more than one label, and on a value
-// that is not a whole number (every series the claims name counts or
-// measures in whole units).
+// registry's own view of itself. A dashboard sees the exposition, and the
+// metric claims are about what it sees. So a metric the checks count right
+// but the exposition prints wrong matters: an unquoted label value, a gauge
+// typed as a counter, a sample of no declared family. Scrape fails on text
+// the parser refuses and on a family with a sample of more than one label. It
+// fails on a value that is not a whole number, because every series the
+// claims name counts or measures in whole units.
 func Scrape(e Exporter) (Scraped, error) {
 	var text bytes.Buffer
 	if err := e.WriteText(&text); err != nil {

@@ -23,9 +23,9 @@ type Read struct {
 const maxPhantomExamples = 16
 
 // Witness is the read with the largest staleness in its class, with the
-// evidence: L, the last instant ≤ its return at which its answer was true,
-// and, when the answer was no longer true at its return, the commit that
-// ended it (Ended, EndCommit and its index EndIndex in the key's commit log).
+// evidence. L is the last instant ≤ its return at which its answer was true.
+// When the answer was no longer true at its return, Ended, EndCommit and its
+// index EndIndex in the key's commit log name the commit that ended it.
 type Witness struct {
 	Read      Read
 	Staleness time.Duration

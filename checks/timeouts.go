@@ -84,21 +84,21 @@ type TimeoutFigures struct {
 	// finished in a continuation (a callback after the pass instant).
 	Continued int
 	// MaxLag is the largest delay of a wheel timeout after the reference's
-	// pass (budget continuations, TW-4); MaxLate the largest delay after
+	// pass (budget continuations, TW-4). MaxLate is the largest delay after
 	// its deadline of a pass on the tick grid, continuations left out (at
-	// most a tick, TW-2); MinMargin the smallest time from a deadline to
+	// most a tick, TW-2). MinMargin is the smallest time from a deadline to
 	// its firing (> 0: never early).
 	MaxLag, MaxLate, MinMargin time.Duration
 	LagWitness, LateWitness    string
 }
 
 // CheckTimeouts is TW-2's differential and the timeliness checks of TW-2,
-// TW-4 and TW-10 for one thread: the wheel cop reported exactly the
-// reference's timeouts and evictions (same connection, kind and deadline),
-// each timeout strictly after its deadline and at the reference's pass or
-// in its budget continuations, which land a whole number of continuation
-// spacings after the pass and at most ceil(2*open/budget) of them; an
-// eviction at the reference's instant, in the reference's order, once, and
+// TW-4 and TW-10 for one thread. The wheel cop must report exactly the
+// reference's timeouts and evictions (same connection, kind and deadline).
+// Each timeout must come strictly after its deadline, at the reference's pass
+// or in its budget continuations. Those land a whole number of continuation
+// spacings after the pass, at most ceil(2*open/budget) of them. An eviction
+// must come at the reference's instant, in the reference's order, once, and
 // nothing of that connection after it. Violations are added to vs.
 func CheckTimeouts(h CopHistory, lim TimeoutLimits, vs *Violations) TimeoutFigures {
 	var f TimeoutFigures
@@ -241,14 +241,15 @@ type CopMetricNames struct {
 	Lookups, Evicted, AuditLost, AuditLate string
 }
 
-// CheckCopMetrics compares one thread's counters with what its history
-// shows (TW-8, and TW-7's and TW-10's counters): every name is registered;
-// fired = the timeout callbacks; evicted = the eviction callbacks; passes =
-// the reference's passes (ticks and restarts) plus budget_exhausted, and
-// every continuation seen from outside (a callback off the reference's pass
-// instants) is counted in budget_exhausted; visited = the deadlines the
-// wheel re-read = lookups; pass times 0 (a pass takes no virtual time); with
-// the audit on, it found nothing.
+// CheckCopMetrics compares one thread's counters with what its history shows
+// (TW-8, and TW-7's and TW-10's counters). Every name must be registered.
+// fired must equal the timeout callbacks, and evicted the eviction callbacks.
+// passes must equal the reference's passes (ticks and restarts) plus
+// budget_exhausted. Every continuation seen from outside (a callback off the
+// reference's pass instants) must be counted in budget_exhausted. visited,
+// the deadlines the wheel re-read, must equal lookups. Pass times must be 0,
+// since a pass takes no virtual time. With the audit on, it must have found
+// nothing.
 func CheckCopMetrics(h CopHistory, n CopMetricNames, vs *Violations) {
 	get := func(claim, name string) (int64, bool) {
 		if name == "" {

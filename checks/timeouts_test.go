@@ -53,11 +53,12 @@ func TestCheckTimeoutsAcceptsTheReferencesTimeouts(t *testing.T) {
 	assert.Equal(t, 500*time.Millisecond, f.MinMargin)
 }
 
-// Every check of CheckTimeouts can fail: a timeout the reference never
-// fired and one it fired that the wheel did not, one at its deadline, one
-// before the reference's pass, one later than its continuations allow, one
-// off the continuation grid, an eviction at another instant, evictions in
-// another order, and a connection that fires after its eviction.
+// Every check of CheckTimeouts can fail. The cases cover a timeout the
+// reference never fired and one it fired that the wheel did not. They cover a
+// timeout at its deadline, before the reference's pass, later than its
+// continuations allow, and off the continuation grid. They cover an eviction
+// at another instant, evictions in another order, and a connection that fires
+// after its eviction.
 func TestCheckTimeoutsReportsEachViolation(t *testing.T) {
 	ms := checks.Instant(time.Millisecond)
 	h := checks.CopHistory{Thread: 3, Budget: 4,

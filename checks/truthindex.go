@@ -51,8 +51,8 @@ func newKeyIndex(kt KeyTruth) *keyIndex {
 
 // lastTrue answers, for a read that returned a at instant ret, L = the latest
 // instant ≤ ret at which truth = a (a supremum). ok is false when truth was
-// never a at any instant ≤ ret (a phantom answer). When truth at ret is not a,
-// step is the step whose instant L is: the commit that ended a's truth.
+// never a at any instant ≤ ret (a phantom answer). When truth at ret is not
+// a, step is the step whose instant L is: the commit that ended a's truth.
 // Otherwise step is -1 and L = ret.
 func (ix *keyIndex) lastTrue(a bool, ret int64) (l int64, step int, ok bool) {
 	// j = the step in effect at ret (-1: none yet, the initial value).
