@@ -42,9 +42,10 @@ func benchFixture(b *testing.B) (*accesschannels.Cache, authz.ID) {
 }
 
 // BenchmarkOpenSetHit: a grant check of an open channel answered from both
-// cached halves (member hit, open hit), against the same question answered
-// from the database (the uncached union, 2,020 rows) and against a bare
-// binary search of the open set (the floor: no lock, no counters).
+// cached halves (member hit, open hit). It is compared with the same question
+// answered from the database (the uncached union, 2,020 rows). It is also
+// compared with a bare binary search of the open set: the floor, with no lock
+// and no counters.
 func BenchmarkOpenSetHit(b *testing.B) {
 	ctx := context.Background()
 	b.Run("cached", func(b *testing.B) {

@@ -67,8 +67,8 @@ type step struct {
 
 // OC-1 and OC-10, differential: with reliable invalidation and no concurrent
 // writes, the cached answer equals the uncached DB union and the direct
-// computation, for every (community, reader), including readers with no
-// member channels and members of the other community's channels; and no
+// computation. That holds for every (community, reader), including readers
+// with no member channels and members of the other community's channels. No
 // answer contains a channel of another community. Writes interleave with
 // lookups so cached halves are exercised between invalidations (OC-5).
 func TestCachedEqualsUncachedUnion(t *testing.T) {

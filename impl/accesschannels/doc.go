@@ -4,11 +4,10 @@
 //	accessible(reader) = member channels of the reader   (per reader)
 //	                   ∪ listed open channels of the community  (shared)
 //
-// Before the split a per-reader cache stored the whole union, so every miss
-// re-read every open channel of the community; with 2,000 open channels a
-// cold burst made the database return about 1.04M rows/s. The open half is
-// the same for every reader, so it is now read once per community and
-// shared (OC-8). The per-reader baseline lives in model.UnionCache.
+// The open half is the same for every reader, so it is read once per
+// community and shared (OC-8). A per-reader cache of the whole union would
+// re-read every open channel of the community on every miss. The per-reader
+// baseline lives in model.UnionCache.
 //
 // # The two halves
 //
@@ -23,21 +22,21 @@
 //
 // Open half: one entry per community, read with
 // authz.Conn.ListedOpenChannels. The entry records the instant its read BEGAN
-// (before the connection is acquired) and is served only while
-// now < readStart + Config.MaxAgeOpen (1 s, OPEN_CHANNELS_MAX_AGE). After
-// that the next lookup re-reads it. Because the age counts from the start of
-// the read, an open set can never be served more than MaxAgeOpen after the
-// database state it shows, whatever happened while the read was in flight,
-// so open-set fills need no fence (OC-2, OC-4). A read slower than MaxAgeOpen
-// yields an entry that is already too old on arrival: it answers the lookups
-// that waited for it and no other.
+// (before the connection is acquired). It is served only while now <
+// readStart + Config.MaxAgeOpen (1 s, OPEN_CHANNELS_MAX_AGE). After that the
+// next lookup re-reads it. The age counts from the start of the read, so an
+// open set is never served more than MaxAgeOpen after the database state it
+// shows, whatever happened while the read was in flight. So open-set fills
+// need no fence (OC-2, OC-4). A read slower than MaxAgeOpen yields an entry
+// that is already too old on arrival: it answers the lookups that waited for
+// it and no other.
 //
 // Concurrent lookups that miss the same community's open set share one read
 // in flight (as Moka's get_with did), so a cold burst reads it once. A lookup
 // joins a read only while that read is younger than MaxAgeOpen, so waiters'
 // answers obey the same bound. A failed read is not cached; its waiters get
-// its error, except that a read abandoned because its leader's context ended
-// is retried by the waiters (at most 3 attempts per lookup).
+// its error. The exception is a read abandoned because its leader's context
+// ended: the waiters retry it (at most 3 attempts per lookup).
 //
 // The accepted trade-off (seed, OC-2 and OC-3): if an invalidation is lost,
 // any reader on that relay, including one with no cache entry, can be

@@ -115,8 +115,8 @@ func TestWaitersOfAFailedReadGetItsError(t *testing.T) {
 }
 
 // Cancellation: a lookup whose context ends while it reads returns the
-// context's error and caches nothing; a lookup waiting on a read abandoned
-// that way starts its own read instead of inheriting the error; a waiter
+// context's error and caches nothing. A lookup waiting on a read abandoned
+// that way starts its own read instead of inheriting the error. A waiter
 // whose own context ends stops waiting while the read completes for others.
 func TestCancellation(t *testing.T) {
 	t.Run("leader abandons, waiter reads again", func(t *testing.T) {

@@ -90,9 +90,9 @@ type probe struct {
 }
 
 // staleGrants returns the probes invoked at or after revokedAt that were
-// still granted, and fails the test for any of them invoked MaxAgeOpen or
-// more after revokedAt: the OC-2 bound as the audit states it (staleness of a
-// grant = invoke − the last instant the channel was accessible).
+// still granted. It fails the test for any of them invoked MaxAgeOpen or more
+// after revokedAt. That is the OC-2 bound as the audit states it: staleness
+// of a grant = invoke − the last instant the channel was accessible.
 func staleGrants(t *testing.T, probes []probe, revokedAt time.Duration) []probe {
 	t.Helper()
 	var stale []probe

@@ -11,10 +11,10 @@ import (
 // memberHalf returns the reader's member channels, sorted.
 //
 // OC-6, known debt kept as it was before the split: the fill is an unfenced
-// read-then-insert. If an invalidation for this reader is applied while the
-// read is in flight, the fill still inserts what it read before the change,
-// and that stale member set is served to this reader (and only this reader)
-// until TTL after the insertion.
+// read-then-insert. An invalidation for this reader may be applied while the
+// read is in flight. The fill still inserts what it read before the change.
+// That stale member set is served to this reader, and only this reader, until
+// TTL after the insertion.
 func (c *Cache) memberHalf(ctx context.Context, k key) ([]authz.ID, error) {
 	if err := c.mu.LockContext(ctx); err != nil {
 		return nil, err

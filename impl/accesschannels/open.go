@@ -61,9 +61,9 @@ func (c *Cache) openHalf(ctx context.Context, k key) ([]authz.ID, error) {
 		}
 		f, leader := c.flights[k], false
 		// Join a read in flight only while it is young enough to be served
-		// from the cache: a waiter's answer is then at most MaxAgeOpen stale
-		// too (OC-2), and a read slower than MaxAgeOpen cannot hold every
-		// later reader on stale data (it costs one more read per MaxAgeOpen).
+		// from the cache. A waiter's answer is then at most MaxAgeOpen stale
+		// too (OC-2). And a read slower than MaxAgeOpen cannot hold every
+		// later reader on stale data; it costs one more read per MaxAgeOpen.
 		if f == nil || !now.Before(f.readStart.Add(c.cfg.MaxAgeOpen)) {
 			f = &flight{readStart: now, done: c.r.NewEvent("accesschannels.open-read")} // OC-2, OC-4: the clock is read before the connection is acquired
 			c.flights[k] = f

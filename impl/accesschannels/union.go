@@ -20,11 +20,11 @@ func normalize(ids []authz.ID) []authz.ID {
 // duplicate-free slice (a channel can be both open and a member channel).
 // The result never aliases a cached half, so callers may modify it.
 //
-// Typically one half is much shorter (a reader's few member channels against
-// a community's thousands of open ones), so instead of comparing element by
-// element it walks the shorter half and copies each run of the longer half
-// that sorts before the next short element in one append, found by binary
-// search: O(s·log l) comparisons plus one pass of copying.
+// Typically one half is much shorter: a reader's few member channels against
+// a community's thousands of open ones. So instead of comparing element by
+// element, it walks the shorter half. Each run of the longer half that sorts
+// before the next short element is found by binary search and copied in one
+// append: O(s·log l) comparisons plus one pass of copying.
 func union(member, open []authz.ID) []authz.ID {
 	short, long := member, open
 	if len(short) > len(long) {

@@ -2,13 +2,13 @@
 // user and community IDs, the database interface they read through, and the
 // invalidation messages relays exchange.
 //
-// The database interface mirrors how the seeds' relay reaches PostgreSQL:
-// a pool hands out connections (Acquire may wait when every connection is
-// busy), each connection runs one statement at a time, and the instant the
-// pool handed the connection over is visible to the caller through
-// Conn.CheckedOutAt. The membership cache counts its 10 s freshness bound
-// from that instant, not from when the load finished, because the rows the
-// statement returns can be no older than the checkout.
+// The database interface mirrors how the seeds' relay reaches PostgreSQL. A
+// pool hands out connections; Acquire may wait when every connection is busy.
+// Each connection runs one statement at a time. The instant the pool handed
+// the connection over is visible to the caller through Conn.CheckedOutAt. The
+// membership cache counts its 10 s freshness bound from that instant, not
+// from when the load finished, because the rows the statement returns can be
+// no older than the checkout.
 //
 // Queries (the same rules as the seeds' SQL):
 //

@@ -79,10 +79,10 @@ func (m Message) Encode() ([]byte, error) {
 }
 
 // MaxMessageBytes is the largest wire form DecodeMessage accepts, checked
-// before any parsing. The largest message Encode produces is 181 bytes
-// (every field, the longest kind); even with every character of every
-// string written as a \u escape and whitespace around every token it
-// stays under 1 KiB, so 4 KiB leaves room to spare.
+// before any parsing. The largest message Encode produces is 181 bytes (every
+// field, the longest kind). Even with every character of every string written
+// as a \u escape and whitespace around every token, it stays under 1 KiB. So
+// 4 KiB leaves room to spare.
 const MaxMessageBytes = 4 << 10
 
 // maxQuoted bounds how many bytes of a bad key or value an error quotes,
@@ -92,14 +92,14 @@ const maxQuoted = 32
 // wireFields are the keys of the wire form, each allowed at most once.
 var wireFields = [...]string{"kind", "community_id", "user_id", "channel_id"}
 
-// DecodeMessage parses the wire form, strictly: exactly one JSON object of
-// at most MaxMessageBytes, surrounded by nothing but JSON whitespace, whose
-// keys are exactly (byte for byte after JSON unescaping; no case folding)
-// "kind", "community_id", "user_id" and "channel_id", each at most once,
-// with string values only; then Validate's rules. Anything else is an
-// error: a malformed message must change nothing, so the caller drops it
-// and logs the error. Errors are short (they quote at most a 32-byte
-// prefix of a bad key or value) and start with "authz: ".
+// DecodeMessage parses the wire form, strictly. It accepts exactly one JSON
+// object of at most MaxMessageBytes, surrounded by nothing but JSON
+// whitespace. Its keys must be exactly "kind", "community_id", "user_id" and
+// "channel_id", each at most once, with string values only. Keys compare byte
+// for byte after JSON unescaping, with no case folding. Then Validate's rules
+// apply. Anything else is an error: a malformed message must change nothing,
+// so the caller drops it and logs the error. Errors are short (they quote at
+// most a 32-byte prefix of a bad key or value) and start with "authz: ".
 func DecodeMessage(b []byte) (Message, error) {
 	if len(b) > MaxMessageBytes {
 		return Message{}, malformed(fmt.Sprintf("%d bytes, over the %d-byte limit (MaxMessageBytes)", len(b), MaxMessageBytes))

@@ -218,13 +218,12 @@ func hugeField(n int) []byte {
 	return b.Bytes()
 }
 
-// A message 256 times the limit (1 MiB) is rejected for its size, before
-// any parsing: the error is the size limit's, although the input is also
-// malformed JSON-wise, it does not carry the input, and the rejection
-// allocates less than the limit (a decoder that read the input first would
-// buffer all of it). 1 MiB, not more: the size only has to be far over the
-// limit, and under -race building and checking three 50 MiB inputs took
-// 6.2 s (three of 1 MiB: 0.19 s).
+// A message 256 times the limit (1 MiB) is rejected for its size, before any
+// parsing. The error is the size limit's, although the input is also
+// malformed JSON-wise, and it does not carry the input. The rejection
+// allocates less than the limit; a decoder that read the input first would
+// buffer all of it. 1 MiB, not more: the size only has to be far over the
+// limit, and much larger inputs make the test slow under -race.
 func TestHugeMessageIsRejectedBeforeParsing(t *testing.T) {
 	const size = 1 << 20
 	for _, raw := range [][]byte{
@@ -244,10 +243,9 @@ func TestHugeMessageIsRejectedBeforeParsing(t *testing.T) {
 
 // leastAllocatedBytes is the fewest bytes the process allocated during one
 // call of f, over runs calls. TotalAlloc counts every goroutine's
-// allocations: under -race, goroutines left by the package's earlier tests
-// added 5-6 KiB to one call in about 20 package runs. They may allocate
-// during any one call but not during each of them, while f's own
-// allocations are there every time.
+// allocations, and under -race goroutines left by the package's earlier tests
+// can add a few KiB to one call. They may allocate during any one call but
+// not during each of them, while f's own allocations are there every time.
 func leastAllocatedBytes(runs int, f func()) uint64 {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	least := uint64(math.MaxUint64)

@@ -1,6 +1,6 @@
-// Package authztest is an in-memory authz.Pool for tests of the
-// authorization caches: the seeds' two tables (channels and memberships),
-// the seeds' query rules, a latency per statement slept on the test's
+// Package authztest is an in-memory authz.Pool for tests of the authorization
+// caches. It has the seeds' two tables (channels and memberships) and the
+// seeds' query rules. It adds a latency per statement slept on the test's
 // runtime, injectable errors, and exact counters of statements, rows and
 // checkouts.
 //

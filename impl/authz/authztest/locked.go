@@ -8,16 +8,16 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
-// Locked is a pool over a DB for real goroutines: the DB is not safe for
+// Locked is a pool over a DB for real goroutines. The DB is not safe for
 // them, so every checkout, statement, release and Write runs under one lock
-// of r, as each PostgreSQL statement sees one snapshot. It adds no
-// behaviour but a yield after each statement (below). The race checks of
-// impl and of the claim families share it.
+// of r, as each PostgreSQL statement sees one snapshot. It adds no behaviour
+// but a yield after each statement (below). The race checks of impl and of
+// the claim families share it.
 //
 // Each statement yields once it has run, as a real round trip gives up the
-// processor while it waits for the server: a cache that loads behind a
-// lock of its own is then caught mid-load by other goroutines (they wait
-// on its loading lock, they read what it has not yet published) even with
+// processor while it waits for the server. A cache that loads behind a lock
+// of its own is then caught mid-load by other goroutines: they wait on its
+// loading lock, or read what it has not yet published. That holds even with
 // one processor, where otherwise every load would run to its end unseen.
 type Locked struct {
 	r  rt.Runtime

@@ -29,12 +29,11 @@ type Tables struct {
 }
 
 // userRows are one user's membership rows: the channel positions the user
-// ever had a membership in, in grant order, whether each is active, and
-// where each position is in that list. Rows are kept per user, not in one
-// map keyed by (user, channel): the scans of a user's memberships (every
-// snapshot load) then walk two slices instead of probing a map of every
-// membership of the deployment, which at MS-8's 280 users of 16,384
-// memberships each was most of that check's time.
+// ever had a membership in, in grant order, whether each is active, and where
+// each position is in that list. Rows are kept per user, not in one map keyed
+// by (user, channel). The scans of a user's memberships (every snapshot load)
+// then walk two slices instead of probing a map of every membership of the
+// deployment, which dominated MS-8's check.
 type userRows struct {
 	pos    []int
 	active []bool
