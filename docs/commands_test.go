@@ -60,8 +60,8 @@ var specials = map[string]special{
 	// and one mutant instead.
 	"make sim":           {tiny: "make sim SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
 	"make audit":         {tiny: "make audit AUDIT_SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
-	"make race-families": {tiny: "make race-families FAMILIES=./scenarios/lf/..."},
-	"make determinism":   {tiny: "make determinism FAMILIES=./scenarios/lf/..."},
+	"make race-families": {tiny: "make race-families FAMILIES=./scenarios/lf"},
+	"make determinism":   {tiny: "make determinism FAMILIES=./scenarios/lf"},
 	// Needs a Slurm cluster: make test's stage starts one and runs a sweep.
 	"make sweep-slurm SEEDS=1000 SHARDS=16": {stage: "sweep-slurm-test"},
 	"make test":                             {self: true},
@@ -507,6 +507,40 @@ func TestTheSettingsPageListsEverySetting(t *testing.T) {
 	for f := range listed {
 		if !registered[f] {
 			t.Errorf("docs/settings.md lists -%s, which sim/simtest does not register", f)
+		}
+	}
+}
+
+// TestTheTargetsPageListsEveryTarget: docs/targets.md has a row for every
+// target of the Makefile, and none for a target it does not have.
+func TestTheTargetsPageListsEveryTarget(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile("targets.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z-]*):`).FindAllStringSubmatch(string(mk), -1) {
+		targets[m[1]] = true
+	}
+	if len(targets) < 10 {
+		t.Fatalf("found only %d targets in the Makefile: %v", len(targets), targets)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `make ([a-z][a-z-]*)").FindAllStringSubmatch(string(page), -1) {
+		listed[m[1]] = true
+	}
+	for target := range targets {
+		if !listed[target] {
+			t.Errorf("docs/targets.md has no row for make %s", target)
+		}
+	}
+	for target := range listed {
+		if !targets[target] {
+			t.Errorf("docs/targets.md lists make %s, which the Makefile does not have", target)
 		}
 	}
 }
