@@ -125,13 +125,13 @@ func (m timedRWMutex) Lock() {
 	m.t.maxWait.SetMax(int64(m.t.Now().Sub(t0)))
 }
 
-// BenchmarkRecorderWait measures how long a concurrent recorder waits while
-// a drain runs, with 400,000 buffered points per key (DR-8): a recorder
+// BenchmarkRecorderWait measures how long a concurrent recorder waits while a
+// drain runs, with 400,000 buffered points per key (DR-8). A recorder
 // goroutine records at up to 20k points/s (one record every 50 µs, paced by
-// spinning) from 1 ms before the drain starts until 1 ms after it ends.
-// Metrics, over the b.N drains: lockwait = the longest wait to acquire the
-// write lock during a drain (the seed's measure), record = the longest whole
-// Record call; max-* is the worst drain, p50-* the median drain.
+// spinning). It runs from 1 ms before the drain starts until 1 ms after it
+// ends. Metrics, over the b.N drains: lockwait = the longest wait to acquire
+// the write lock during a drain (the seed's measure), record = the longest
+// whole Record call; max-* is the worst drain, p50-* the median drain.
 func BenchmarkRecorderWait(b *testing.B) {
 	pts, older, cutoff := benchData()
 	for _, name := range []string{"old", "new"} {

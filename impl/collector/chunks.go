@@ -28,10 +28,10 @@ type chunk struct {
 	next         *chunk
 }
 
-// series is the buffered points of one key: a singly linked list of chunks
-// in recorded order. A list, not a slice of chunks, so that the drain's
-// put-back joins two series in O(1) under the write lock (DR-2) instead of
-// copying chunk headers proportional to what is buffered.
+// series is the buffered points of one key: a singly linked list of chunks in
+// recorded order. It is a list, not a slice of chunks, so that the drain's
+// put-back joins two series in O(1) under the write lock (DR-2). A slice
+// would copy chunk headers proportional to what is buffered.
 //
 // series is a pure data structure: it never locks and never reads a clock.
 type series struct {

@@ -132,11 +132,11 @@ func TestFloorTo(t *testing.T) {
 	assert.EqualValues(t, -60, floorTo(-60, 60))
 }
 
-// TestSeriesAgainstFlatList is the pure half of DR-1 and DR-6: any sequence
-// of out-of-order appends, splits and joins leaves the same points in the
-// same order as a flat list with the plain partition, keeps every chunk
-// bounded with exact bounds, moves every non-straddling chunk without
-// copying it, and lets an append reallocate only the tail chunk.
+// TestSeriesAgainstFlatList is the pure half of DR-1 and DR-6. Any sequence
+// of out-of-order appends, splits and joins must leave the same points in the
+// same order as a flat list with the plain partition. It must keep every
+// chunk bounded with exact bounds and move every non-straddling chunk without
+// copying it. An append may reallocate only the tail chunk.
 func TestSeriesAgainstFlatList(t *testing.T) {
 	if underRace {
 		t.Skip("a single-goroutine model test: the race detector has nothing to find in it (it runs in full in make unit)")

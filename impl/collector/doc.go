@@ -6,9 +6,10 @@
 //
 // # The problem it solves
 //
-// Every request records its points through one write lock. The old drain
-// held that lock while it partitioned every buffered point (about 120 s of
-// them) into old and young, so requests waited 0.2–0.5 s once a minute.
+// Every request records its points through one write lock. A drain that
+// partitioned every buffered point (about 120 s of them) into old and young
+// while holding that lock would stall every request for the whole partition,
+// once per flush.
 //
 // # Data layout
 //
@@ -23,34 +24,32 @@
 // the cutoff stays), in recorded order per key, as a plain partition of the
 // recorded points would (DR-1):
 //
-//  1. under the write lock, swap the buffered map out for an empty one;
-//  2. without the lock, split the swapped-out map by cutoff: chunks entirely
-//     older or younger move whole, only chunks that straddle the cutoff are
-//     copied (DR-6);
-//  3. under the write lock, swap the younger points back in and relink after
+//  1. Under the write lock, swap the buffered map out for an empty one.
+//  2. Without the lock, split the swapped-out map by cutoff. Chunks entirely
+//     older or younger move whole; only chunks that straddle the cutoff are
+//     copied (DR-6).
+//  3. Under the write lock, swap the younger points back in. Relink after
 //     them, per key, the chunks recorded during step 2 (DR-5).
 //
-// The write lock is held twice, each time for a map swap; no buffered point
-// is copied under it (DR-2; DrainStats.MovedUnderLock is the drain's own
-// account of what it moved, which the claim checks measure from outside),
-// and it is free during the whole split (DR-3). A drain mutex serializes
-// steps 1–3 of concurrent drains (DR-4); Record, Query and Prune never take
-// it. The aggregation into Buckets (count, sum, min, max per key and
-// bucket) runs after step 3, and gives the buckets the old collector's flush
-// gave (DR-11).
+// The write lock is held twice, each time for a map swap. No buffered point
+// is copied under it (DR-2), and it is free during the whole split (DR-3).
+// DrainStats.MovedUnderLock is the drain's own account of what it moved; the
+// claim checks measure the same from outside. A drain mutex serializes steps
+// 1–3 of concurrent drains (DR-4); Record, Query and Prune never take it. The
+// aggregation into Buckets (count, sum, min, max per key and bucket) runs
+// after step 3. It gives the buckets the old collector's flush gave (DR-11).
 //
 // # The prune
 //
-// Prune(cutoff) discards the points with TS < cutoff under the write lock
-// with the same split: chunks entirely older are dropped, chunks entirely
-// younger stay as they are, and only the chunks that straddle the cutoff
-// are copied, however many points are buffered (DR-10).
+// Prune(cutoff) discards the points with TS < cutoff under the write lock,
+// with the same split. Chunks entirely older are dropped and chunks entirely
+// younger stay as they are. Only the chunks that straddle the cutoff are
+// copied, however many points are buffered (DR-10).
 //
 // Documented deviation (DR-7): between steps 1 and 3 an in-memory Query or
-// Snapshot does not see the swapped-out points (for well under a
-// millisecond in the seed's measurements). Serve durable metrics from the
-// store the flush writes to. Prune, likewise, does not prune the points a
-// drain holds.
+// Snapshot does not see the swapped-out points, for as long as the split
+// runs. Serve durable metrics from the store the flush writes to. Prune,
+// likewise, does not prune the points a drain holds.
 //
 // # The flush worker
 //

@@ -37,17 +37,17 @@ type DrainStats struct {
 // returns them aggregated into buckets of the configured width, sorted by
 // key and bucket start.
 //
-// The drain takes the write lock twice, each time only to swap a map (DR-2):
-// first it swaps the buffered map out, then it splits it by cutoff without
-// the lock, then it swaps the kept points back in and appends after them the
+// The drain takes the write lock twice, each time only to swap a map (DR-2).
+// First it swaps the buffered map out. Then it splits it by cutoff without
+// the lock. Then it swaps the kept points back in and appends after them the
 // chunks recorded meanwhile (DR-5). Records therefore wait for a map swap,
-// not for the split (DR-3). The swap, split and put-back of concurrent
-// drains run one at a time (DR-4); the aggregation runs after, outside the
-// drain mutex.
+// not for the split (DR-3). The swap, split and put-back of concurrent drains
+// run one at a time (DR-4); the aggregation runs after, outside the drain
+// mutex.
 //
 // Drain fails only on a cutoff outside [MinTime, MaxTime) or when ctx ends
-// while it waits for another drain; once it has swapped the map out it
-// always completes, so that no point is lost.
+// while it waits for another drain. Once it has swapped the map out it always
+// completes, so that no point is lost.
 func (c *Collector) Drain(ctx context.Context, cutoff time.Time) ([]Bucket, DrainStats, error) {
 	drained, st, err := c.drain(ctx, cutoff)
 	if err != nil {
@@ -89,9 +89,9 @@ func (c *Collector) drain(ctx context.Context, cutoff time.Time) ([]keyed, Drain
 
 // writeLocked runs f holding the data write lock. It is the drain's only way
 // to take that lock, and it measures at the lock boundary: the acquisition,
-// the hold time, and the points moved while the lock was held, by f or by
-// anything else that ran meanwhile (DR-2). A split moved under the lock would
-// show up here.
+// the hold time, and the points moved while the lock was held. Those count
+// points moved by f or by anything else that ran meanwhile (DR-2). A split
+// moved under the lock would show up here.
 func (c *Collector) writeLocked(st *DrainStats, f func()) {
 	c.data.Lock()
 	defer c.data.Unlock()

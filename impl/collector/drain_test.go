@@ -59,23 +59,23 @@ func straddlers(pts []model.Point, cutoff int64) (chunks, points int64) {
 }
 
 // TestDrainMovesOnlyWhatWasRecordedDuringTheSplit is DR-2, DR-3, DR-4 and
-// DR-5 at 4,000 and 400,000 points per key, with real goroutines: at every
+// DR-5 at 4,000 and 400,000 points per key, with real goroutines. At every
 // scheduling point of the split (after each key and after the split), the
-// drain mutex must be held, and two points recorded from another goroutine
-// must complete while the drain waits there, which they cannot if the write
-// lock is held anywhere in the split. The write lock is taken exactly twice
-// and the points moved while it is held are exactly those recorded during
-// the split: the same count at both sizes. Afterwards each key holds its kept
-// points followed by the points recorded during the split.
+// drain mutex must be held. Two points recorded from another goroutine must
+// complete while the drain waits there, which they cannot if the write lock
+// is held anywhere in the split. The write lock is taken exactly twice. The
+// points moved while it is held are exactly those recorded during the split:
+// the same count at both sizes. Afterwards each key holds its kept points
+// followed by the points recorded during the split.
 func TestDrainMovesOnlyWhatWasRecordedDuringTheSplit(t *testing.T) {
 	keys := []string{"k0", "k1", "k2"}
 	moved := map[int]int64{}
 	large := 400_000
 	if collector.UnderRace {
-		// The race detector makes recording 1.2M points about 14 s; what it
-		// watches (the records issued mid-split) is the same at any size,
-		// and the size-independence is still compared across two sizes. The
-		// full size runs in make unit.
+		// The race detector makes recording the full size slow. What it
+		// watches (the records issued mid-split) is the same at any size, and
+		// the size-independence is still compared across two sizes. The full
+		// size runs in make unit.
 		large = 40_000
 	}
 	for _, perKey := range []int{4_000, large} {

@@ -16,12 +16,12 @@ import (
 
 const testWidth = int64(100) // bucket width in the model tests, in ns
 
-// TestCollectorMatchesPlainPartition is DR-1 (and DR-6 after every step):
-// a state machine of records with out-of-order timestamps, bursts that fill
-// several chunks, drains (points and buckets), prunes and queries, compared
-// step by step with model.CollectorStep, whose drain is the plain partition
-// by cutoff. Drained, kept, pruned, queried and aggregated points must be
-// the same, in the same order.
+// TestCollectorMatchesPlainPartition is DR-1 (and DR-6 after every step). A
+// state machine of records with out-of-order timestamps, bursts that fill
+// several chunks, drains (points and buckets), prunes and queries runs step
+// by step against model.CollectorStep, whose drain is the plain partition by
+// cutoff. Drained, kept, pruned, queried and aggregated points must be the
+// same, in the same order.
 func TestCollectorMatchesPlainPartition(t *testing.T) {
 	if collector.UnderRace {
 		t.Skip("a single-goroutine model test: the race detector has nothing to find in it (it runs in full in make unit)")

@@ -47,13 +47,13 @@ func explains(log []model.Point, i int, cutoff int64, drained, after []model.Poi
 	return slices.Equal(out.Points, drained) && slices.Equal(model.GroupByKey(st.Record(log[i:]...).Points()), after)
 }
 
-// TestSimRecordDuringSplit is DR-3, DR-4 and DR-5 under the simulator,
-// with background recorders racing the drain: at every scheduling point of
-// the split the drain mutex must be held and a record issued from another
-// task must complete while the drain waits (one virtual second at most;
-// with the write lock held anywhere in the split it cannot). The drain must
-// be linearizable with the records, and move under the write lock exactly
-// the points recorded during its split (DR-2).
+// TestSimRecordDuringSplit is DR-3, DR-4 and DR-5 under the simulator, with
+// background recorders racing the drain. At every scheduling point of the
+// split the drain mutex must be held. A record issued from another task must
+// complete while the drain waits, within one virtual second; with the write
+// lock held anywhere in the split it cannot. The drain must be linearizable
+// with the records and move under the write lock exactly the points recorded
+// during its split (DR-2).
 func TestSimRecordDuringSplit(t *testing.T) {
 	for seed := uint64(1); seed <= simSeeds; seed++ {
 		var (

@@ -52,11 +52,11 @@ func TestMembershipBoundaryProbes(t *testing.T) {
 			f.AddMembers(user, members)
 			f.AddMembers(user, []authz.ID{deleted, elsewhere})
 			f.SetMember(user, left, false)
-			// The seed's lesson: freshly loaded tables have no statistics,
-			// and the planner then estimates one row on each side and may
-			// join 16,384 memberships by a nested loop that re-scans the
-			// community's channels per membership (measured here: 35 s at
-			// 16,384). ANALYZE turns it into a hash join.
+			// The seed's lesson: freshly loaded tables have no statistics.
+			// The planner then estimates one row on each side and may join
+			// 16,384 memberships by a nested loop that re-scans the
+			// community's channels per membership, which takes seconds.
+			// ANALYZE turns it into a hash join.
 			t.Logf("plan before ANALYZE: %s", explain(t, f, community, user))
 			f.Analyze()
 			plan := explain(t, f, community, user)
@@ -66,8 +66,8 @@ func TestMembershipBoundaryProbes(t *testing.T) {
 				len(rows), n+3, time.Since(seedStart).Round(time.Millisecond))
 
 			store := f.Open(pgstore.Config{})
-			// The production query at this size (the seed measured 10.86 ms
-			// to 24.953 ms at 16,384 after ANALYZE).
+			// The production query at this size. Its time is logged to
+			// compare with the seed's (docs/design-notes-2026-12.md).
 			conn, err := store.Acquire(ctx)
 			require.NoError(t, err)
 			qStart := time.Now()

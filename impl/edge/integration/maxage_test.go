@@ -27,12 +27,12 @@ func TestALostOpenSetInvalidationAtTheRealMaxAge(t *testing.T) {
 }
 
 // lostOpenSetInvalidation runs two relays on one database with no pub/sub
-// between them. For each revocation it
+// between them. For each revocation it:
 //  1. primes the reader relay;
 //  2. revokes the channel in SQL and invalidates only the writer relay;
 //  3. shows that a new reader is still granted within the window (OC-3);
-//  4. ages the cached set past the limit, checking new readers all along:
-//     no grant later than MaxAgeOpen after the read began (OC-2);
+//  4. ages the cached set past the limit, checking new readers all along.
+//     No grant may come later than MaxAgeOpen after the read began (OC-2).
 //  5. asserts that a new reader and the earlier cached reader are denied.
 func lostOpenSetInvalidation(t *testing.T, maxAge time.Duration) {
 	f := pgtest.New(t)
@@ -82,10 +82,10 @@ func lostOpenSetInvalidation(t *testing.T, maxAge time.Duration) {
 				// 3. Within the window a new reader, with no cache entry of
 				// its own, is still granted from the shared open set (OC-3).
 				first := granted(reader, g.id('u'))
-				// The set's read began no earlier than prime.invoke, so a denial
-				// returned before prime.invoke + window is certainly wrong;
-				// a later one may be a slow prime on a loaded machine, which
-				// proves nothing either way: try again with fresh IDs.
+				// The set's read began no earlier than prime.invoke, so a
+				// denial returned before prime.invoke + window is certainly
+				// wrong. A later one may be a slow prime on a loaded machine,
+				// which proves nothing either way: try again with fresh IDs.
 				if !first.ok && !first.ret.Before(prime.invoke.Add(window)) {
 					t.Logf("attempt inconclusive: the control check returned %v after the prime began (window %v); the machine was too slow", first.ret.Sub(prime.invoke), window)
 					return true

@@ -21,11 +21,11 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
-// relay is one relay's authorization state, as in the source texts'
-// relays: its own connection pool on the shared database and the
-// production wiring (impl/relay: both caches, the write path, the
-// receiving fan-out), optionally on a Redis publisher and subscriber on the
-// shared invalidation channel.
+// relay is one relay's authorization state, as in the source texts' relays.
+// It has its own connection pool on the shared database and the production
+// wiring (impl/relay: both caches, the write path, the receiving fan-out). It
+// may sit on a Redis publisher and subscriber on the shared invalidation
+// channel.
 type relay struct {
 	store  *pgstore.Store
 	wiring *authzrelay.Relay

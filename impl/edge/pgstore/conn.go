@@ -28,9 +28,9 @@ func (c *conn) CheckedOutAt() time.Time { return c.at }
 
 // Release returns the connection to the pool. pgxpool closes it instead of
 // reusing it when it is closed, still busy (a statement abandoned by a
-// cancelled context, MS-7) or inside a transaction, so the next user gets a
-// connection in a known state. A second Release is a no-op (pgxpool's
-// Release is idempotent): releasing twice is a caller bug, but it must not
+// cancelled context, MS-7) or inside a transaction. So the next user gets a
+// connection in a known state. A second Release is a no-op, as pgxpool's
+// Release is idempotent. Releasing twice is a caller bug, but it must not
 // hand one connection to two users.
 func (c *conn) Release() {
 	c.released = true

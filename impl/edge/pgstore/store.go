@@ -30,18 +30,18 @@ type Store struct {
 var _ authz.Pool = (*Store)(nil)
 
 // Open validates the connection string and cfg and returns a Store on a
-// pgxpool.Pool. It connects lazily, but checks the server once: Open fails,
+// pgxpool.Pool. It connects lazily, but checks the server once. Open fails,
 // within ctx and ConnectTimeout, when PostgreSQL is unreachable or refuses
-// the credentials, so a misconfigured service stops at startup rather than
-// on its first request.
+// the credentials. So a misconfigured service stops at startup rather than on
+// its first request.
 //
-// connString is a PostgreSQL URL (postgres://user:pass@host:port/db?sslmode=disable)
-// or keyword/value string ("host=... port=..."), as libpq and pgx accept;
-// an empty string takes everything from the PG* environment variables. The
-// pool_* parameters pgxpool.ParseConfig reads are accepted, except that
-// cfg decides the pool size and idle time: pool_max_conns and
-// pool_max_conn_idle_time are overridden by MaxConns and MaxIdle (their
-// defaults included).
+// connString is a PostgreSQL URL
+// (postgres://user:pass@host:port/db?sslmode=disable) or keyword/value string
+// ("host=... port=..."), as libpq and pgx accept. An empty string takes
+// everything from the PG* environment variables. The pool_* parameters
+// pgxpool.ParseConfig reads are accepted, except that cfg decides the pool
+// size and idle time. MaxConns and MaxIdle (their defaults included) override
+// pool_max_conns and pool_max_conn_idle_time.
 func Open(ctx context.Context, connString string, cfg Config) (*Store, error) {
 	s, err := newStore(ctx, connString, cfg)
 	if err != nil {
@@ -111,10 +111,10 @@ func (s *Store) Metrics() *stats.Registry { return &s.m.reg }
 // IdleConns returns how many connections sit idle in the pool.
 func (s *Store) IdleConns() int { return int(s.pool.Stat().IdleConns()) }
 
-// Close makes every waiting and future Acquire fail with ErrClosed and
-// closes the pool without waiting for it: idle connections are closed in
-// the background at once, and each connection checked out now when it is
-// released (until then it keeps working). Close is idempotent.
+// Close makes every waiting and future Acquire fail with ErrClosed and closes
+// the pool without waiting for it. Idle connections are closed in the
+// background at once. Each connection checked out now is closed when it is
+// released; until then it keeps working. Close is idempotent.
 func (s *Store) Close() {
 	s.closeOnce.Do(func() {
 		s.stop()

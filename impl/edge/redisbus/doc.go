@@ -1,10 +1,10 @@
 // Package redisbus carries the authorization caches' invalidation messages
 // between relays over Redis pub/sub, as the seeds' relays do.
 //
-// A relay that changes authorization state (a membership granted or
-// removed, a channel made private, unlisted or deleted) applies the
-// invalidation to its own caches and publishes it; every other relay
-// receives it and applies it to theirs:
+// A relay that changes authorization state (a membership granted or removed,
+// a channel made private, unlisted or deleted) applies the invalidation to
+// its own caches and publishes it. Every other relay receives it and applies
+// it to theirs:
 //
 //	pub, _ := redisbus.NewPublisher(client, "")          // authz.Publisher
 //	sub, _ := redisbus.Subscribe(ctx, client,
@@ -22,15 +22,15 @@
 // # Delivery is best effort
 //
 // Redis pub/sub does not store messages. A relay that is disconnected, or
-// whose subscription is cut, when a message is published never receives
-// it. The subscriber reconnects and resubscribes by itself (go-redis does
-// the reconnect; a silent connection is pinged every HealthCheck and
-// replaced when a ping goes unanswered), but what was published in the gap
-// is gone. That is the loss the seeds designed for: the open-channel set is
-// then served for at most OPEN_CHANNELS_MAX_AGE (1 s) after its read began
-// (OC-2) and a membership snapshot for at most 10 s after its connection
+// whose subscription is cut, when a message is published never receives it.
+// The subscriber reconnects and resubscribes by itself: go-redis does the
+// reconnect, and a silent connection is pinged every HealthCheck and replaced
+// when a ping goes unanswered. But what was published in the gap is gone.
+// That is the loss the seeds designed for. The open-channel set is then
+// served for at most OPEN_CHANNELS_MAX_AGE (1 s) after its read began (OC-2).
+// A membership snapshot is served for at most 10 s after its connection
 // checkout (MS-2, MS-10). Unsubscribe and Resubscribe cut and restore the
-// subscription on purpose, which is how the integration tests in
+// subscription on purpose. That is how the integration tests in
 // impl/edge/integration produce a lost invalidation on real Redis.
 //
 // # Metrics

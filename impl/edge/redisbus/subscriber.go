@@ -69,10 +69,10 @@ type SubscriberConfig struct {
 // delivers them. A message that does not decode (authz.DecodeMessage) is
 // logged, counted and dropped: it changes nothing.
 //
-// Delivery is best effort, as in the seeds: while the connection is down
-// (go-redis reconnects and resubscribes on its own) or the subscription is
-// cut (Unsubscribe), messages are lost, and the caches' staleness bounds are
-// what limits the damage (OC-2, MS-2, MS-10).
+// Delivery is best effort, as in the seeds. Messages are lost while the
+// connection is down (go-redis reconnects and resubscribes on its own) or the
+// subscription is cut (Unsubscribe). The caches' staleness bounds are what
+// limits the damage (OC-2, MS-2, MS-10).
 //
 // Close stops the goroutine. All methods are safe for concurrent use.
 type Subscriber struct {

@@ -11,16 +11,16 @@
 //
 // The rule is that integration tests never pass silently:
 //
-//   - variable unset, WINDTUNNEL_INTEGRATION unset: the test is skipped with
-//     a message naming `make integration` (a plain `go test ./...`);
-//   - variable unset, WINDTUNNEL_INTEGRATION=1: the test fails (the harness
-//     meant to provide the server and did not);
-//   - variable set but the server unreachable: the test fails with the
+//   - Variable unset, WINDTUNNEL_INTEGRATION unset: the test is skipped with
+//     a message naming `make integration` (a plain `go test ./...`).
+//   - Variable unset, WINDTUNNEL_INTEGRATION=1: the test fails. The harness
+//     meant to provide the server and did not.
+//   - Variable set but the server unreachable: the test fails with the
 //     address (password redacted) and the error.
 //
-// run.sh in this directory installs PostgreSQL and Redis from Debian
-// packages if they are missing, starts private instances on free loopback
-// ports, exports the variables, runs a command and stops the servers.
+// run.sh in this directory installs PostgreSQL and Redis from Debian packages
+// if they are missing. It starts private instances on free loopback ports,
+// exports the variables, runs a command and stops the servers.
 package testenv
 
 import (

@@ -1,5 +1,5 @@
 // Package pgtest gives each test its own PostgreSQL schema holding the
-// pgstore tables, and writes rows the way the relay's write paths would:
+// pgstore tables. It writes rows the way the relay's write paths would:
 // channels created, made private or unlisted, deleted; memberships granted,
 // removed and re-added; bulk memberships through COPY, followed by ANALYZE.
 //
