@@ -10,7 +10,7 @@ import (
 
 // TW-7: the audit finds a deliberately lost connection (a live deadline the
 // wheel does not hold) and a deliberately late one (a deadline shortened
-// without re-arming), counts them in every audited pass, and is clean on
+// without re-arming). It counts them in every audited pass. It is clean on
 // the untouched connections and once the damage is repaired.
 func TestAuditFindsLostAndLate(t *testing.T) {
 	origin := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

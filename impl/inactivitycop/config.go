@@ -39,9 +39,9 @@ type Config struct {
 	// Continuation is the pause after a pass that hit its budget; at most
 	// Tick.
 	Continuation time.Duration
-	// MaxConns bounds the thread's connection queue: opening a connection
-	// when MaxConns are open first evicts the least recently active one
-	// (its last opening or NetActivity is the oldest), which is closed and
+	// MaxConns bounds the thread's connection queue. Opening a connection
+	// when MaxConns are open first evicts the least recently active one: the
+	// one whose last opening or NetActivity is the oldest. It is closed and
 	// reported to the handler as an Evicted timeout (TW-10).
 	MaxConns int
 	// Audit turns on the opt-in audit (the seed's inactivity_cop_audit

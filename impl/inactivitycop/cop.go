@@ -70,10 +70,10 @@ func (p *Cop) Conns() []*Conn {
 // Open adds a connection with no timeout armed at the newest end of the
 // queue. If the queue already holds Config.MaxConns connections, the least
 // recently active one (whose opening or last NetActivity is the oldest) is
-// evicted first: it is closed, so it leaves the queue and the wheel and
-// never times out again, and it is returned as an Evicted timeout at now,
-// which the caller must report to the connection's handler (TW-10; a
-// Handler does). evicted is nil when the queue had room.
+// evicted first. It is closed, so it leaves the queue and the wheel and never
+// times out again. It is returned as an Evicted timeout at now, which the
+// caller must report to the connection's handler (TW-10; a Handler does).
+// evicted is nil when the queue had room.
 func (p *Cop) Open(now time.Time) (c *Conn, evicted *Timeout) {
 	if p.n >= p.cfg.MaxConns {
 		to := p.evict(now)

@@ -220,8 +220,8 @@ func TestBudgetAndMetrics(t *testing.T) {
 }
 
 // TW-5: a timeout longer than the ring (here 16 s with 8 buckets) is visited
-// once per ring until due and fires on time; a pause longer than the ring
-// is caught up in one pass, and the passes after it visit nothing.
+// once per ring until due and fires on time. A pause longer than the ring is
+// caught up in one pass, and the passes after it visit nothing.
 func TestRingWrapAndLongPause(t *testing.T) {
 	cop := newCop(t, func(c *inactivitycop.Config) { c.Buckets = 8 })
 	long := openConn(t, cop)
@@ -258,9 +258,9 @@ func TestRingWrapAndLongPause(t *testing.T) {
 }
 
 // TW-10: a full queue evicts the least recently active connection (opening
-// and NetActivity count, setters do not), reports it once as an Evicted
-// timeout, counts it, and takes it out of the queue and the wheel: it never
-// fires, even once its old deadline has long passed.
+// and NetActivity count, setters do not). It reports it once as an Evicted
+// timeout, counts it, and takes it out of the queue and the wheel. The
+// connection never fires, even once its old deadline has long passed.
 func TestEvictionFromFullQueue(t *testing.T) {
 	m := new(inactivitycop.Metrics)
 	cop := newCop(t, func(c *inactivitycop.Config) { c.MaxConns = 3; c.Metrics = m })

@@ -25,10 +25,10 @@ type Handler struct {
 // NewHandler returns a handler whose passes fall on the grid origin+k*Tick,
 // origin being now. onTimeout, which may be nil, is called once per fired
 // timeout, from the task running the pass, after the handler's lock is
-// released: it may call the handler (typically Close). Closing is its
+// released. So it may call the handler (typically Close). Closing is its
 // business: a timed-out connection stays open until somebody closes it. An
-// eviction from the full queue is reported the same way, once, from the
-// task whose Open evicted it; that connection is already closed.
+// eviction from the full queue is reported the same way, once, from the task
+// whose Open evicted it. That connection is already closed.
 func NewHandler(r rt.Runtime, name string, cfg Config, onTimeout func(Timeout)) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -83,19 +83,18 @@ func TestHandlerRealGoroutines(t *testing.T) {
 	assert.GreaterOrEqual(t, m.PassMaxUS.Value()*m.Passes.Value(), m.PassTimeUS.Value(), "max >= mean")
 }
 
-// TW-10 in a real process, under the race detector: four goroutines open 60
-// connections each (with activity on their own) on a thread whose queue
-// holds 40, while the cop task (2 ms ticks) times connections out. Every
-// evicted connection gets exactly one Evicted callback, closed, and no
-// timeout fired after it; the counter matches; 40 connections stay open.
+// TW-10 in a real process, under the race detector. Four goroutines open 60
+// connections each (with activity on their own) on a thread whose queue holds
+// 40, while the cop task (2 ms ticks) times connections out. Every evicted
+// connection gets exactly one Evicted callback, closed, and no timeout fired
+// after it. The counter matches, and 40 connections stay open.
 //
-// "After" is in the cop's order, not the callbacks': a pass reports what it
-// fired once it has released the lock, so an Open that evicts one of those
-// connections in between reports the eviction first (under load, 3 runs in
-// 900 saw [evicted inactivity]). Each report's At was read under the lock,
-// by the pass that fired it or the Open that evicted it, so At orders them.
-// A connection evicted but left in the wheel fires at a later pass: its At
-// is after the eviction's.
+// "After" is in the cop's order, not the callbacks'. A pass reports what it
+// fired once it has released the lock. So an Open that evicts one of those
+// connections in between reports the eviction first; it happens under load.
+// Each report's At was read under the lock, by the pass that fired it or the
+// Open that evicted it, so At orders them. A connection evicted but left in
+// the wheel fires at a later pass: its At is after the eviction's.
 func TestHandlerRealEviction(t *testing.T) {
 	r := rt.Real()
 	cfg := inactivitycop.DefaultConfig()

@@ -77,12 +77,12 @@ func TestHandlerSimPassesAndContinuations(t *testing.T) {
 }
 
 // A randomized workload under the simulator: workers open connections, set
-// and change timeouts, make activity and close, while the cop runs with a
-// small budget and the audit on. Checked for every seed: no timeout fires
-// before its deadline passed; each fires by the first tick after its
-// deadline plus continuations; the audit never finds a lost or late
-// connection and the TW-1 invariant holds whenever a checker task looks;
-// and the same seed gives the same run.
+// and change timeouts, make activity and close. The cop runs with a small
+// budget and the audit on. Checked for every seed: no timeout fires before
+// its deadline passed. Each fires by the first tick after its deadline plus
+// continuations. The audit never finds a lost or late connection, and the
+// TW-1 invariant holds whenever a checker task looks. The same seed gives the
+// same run.
 func TestHandlerSimRandomWorkload(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -194,12 +194,12 @@ func runRandomWorkload(t *testing.T, seed uint64) (sim.Result, []fired) {
 	return res, log
 }
 
-// TW-10 under the simulator: four tasks open 50 connections each on a
-// thread whose queue holds 32, arming each with a short timeout and making
-// activity on their own. Each of the 168 evicted connections gets exactly
-// one callback, Evicted, as the last event it ever gets (none of its
-// timeouts fires afterwards), from the task whose Open evicted it and
-// before that Open returns; the counter matches; 32 stay open.
+// TW-10 under the simulator: four tasks open 50 connections each on a thread
+// whose queue holds 32, arming each with a short timeout and making activity
+// on their own. Each of the 168 evicted connections gets exactly one
+// callback, Evicted, as the last event it ever gets: none of its timeouts
+// fires afterwards. It comes from the task whose Open evicted it, before that
+// Open returns. The counter matches, and 32 stay open.
 func TestHandlerSimEviction(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		events := map[uint64][]inactivitycop.Kind{}

@@ -58,13 +58,13 @@ func New(r rt.Runtime, pool authz.Pool, cfg Config) (*Cache, error) {
 // Config returns the configuration in effect, defaults filled in.
 func (c *Cache) Config() Config { return c.cfg }
 
-// IsMember reports whether user is an active member of channel in
-// community: the channel check. A fresh snapshot answers by binary search
-// without allocating; otherwise the check shares (or starts) one load of
-// the user's whole membership list, or asks the database directly when the
-// user has too many memberships (oversize) or another request's load takes
-// longer than LockWait (wait_timeout). Database errors and the context's
-// error are returned, never cached.
+// IsMember reports whether user is an active member of channel in community:
+// the channel check. A fresh snapshot answers by binary search without
+// allocating. Otherwise the check shares (or starts) one load of the user's
+// whole membership list. It asks the database directly when the user has too
+// many memberships (oversize) or another request's load takes longer than
+// LockWait (wait_timeout). Database errors and the context's error are
+// returned, never cached.
 func (c *Cache) IsMember(ctx context.Context, community, user, channel authz.ID) (bool, error) {
 	if community.IsZero() || user.IsZero() || channel.IsZero() {
 		return false, ErrZeroID

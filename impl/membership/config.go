@@ -22,13 +22,13 @@ const (
 	DefaultMaxSnapshotIDs = 16384
 
 	// DefaultLockWait bounds how long a check waits for another request's
-	// load of the same user before it gives up and asks the database
-	// directly (MS-6). The seed gives no number. 2 s is four times the mean
+	// load of the same user before it gives up and asks the database directly
+	// (MS-6). The seed gives no number. 2 s is four times the mean
 	// authorization checkout wait its A/B measured with a saturated pool
-	// (≈0.5 s) plus the 25 ms maximum-size query, so waiters normally share
-	// the load even under pressure; and it is well under the seconds-long
-	// client authentication p99 it reports (6–8 s), so a stuck load turns
-	// into point checks instead of failed logins.
+	// (≈0.5 s), plus the 25 ms maximum-size query. So waiters normally share
+	// the load even under pressure. It is also well under the seconds-long
+	// client authentication p99 the seed reports (6–8 s). So a stuck load
+	// turns into point checks instead of failed logins.
 	DefaultLockWait = 2 * time.Second
 
 	// maxSnapshotIDsLimit keeps MaxSnapshotIDs sane: 2^20 IDs is 16 MiB in

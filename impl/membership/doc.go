@@ -1,7 +1,7 @@
-// Package membership is the membership snapshot cache: it answers "is this
-// user an active member of this channel?" for a relay's channel checks, so
-// that a cold client in 280 channels costs one membership read instead of
-// 280 point checks, each on its own connection (MS-1).
+// Package membership is the membership snapshot cache. It answers "is this
+// user an active member of this channel?" for a relay's channel checks. A
+// cold client in 280 channels then costs one membership read instead of 280
+// point checks, each on its own connection (MS-1).
 //
 // # Model
 //
@@ -19,8 +19,8 @@
 //     request for that user shares (MS-5).
 //
 // Every entry is fresh until the instant its connection was checked out plus
-// Freshness (default 10 s), not until 10 s after the load finished: rows a
-// statement returns are no older than the checkout, so the bound holds even
+// Freshness (default 10 s), not until 10 s after the load finished. Rows a
+// statement returns are no older than the checkout. So the bound holds even
 // when the pool made the loader wait or the query was slow (MS-2). Within
 // that window a lost invalidation can leave a revoked membership granted, or
 // a new one denied (MS-10).
@@ -45,14 +45,14 @@
 //     removes entries, Loading ones included, so a load that raced a change
 //     can answer its own request but never repopulate the cache (MS-3).
 //
-// Database errors are returned and never cached; a failed or cancelled load
+// Database errors are returned and never cached. A failed or cancelled load
 // releases the user's lock and leaves the Loading entry without a decision,
 // so the next waiter or request loads again (MS-7).
 //
 // Invalidation (Invalidate, an authz.Invalidator) removes the user's entry
-// for a membership message (by user: the channel_id the message carries is
-// for older relays, MS-9) and the community's entries for accessible_all and
-// channel_deleted messages; see Invalidate.
+// for a membership message. It goes by user: the channel_id the message
+// carries is for older relays (MS-9). It removes the community's entries for
+// accessible_all and channel_deleted messages; see Invalidate.
 //
 // # Metrics
 //
@@ -66,9 +66,9 @@
 // EntryWeight is the weigher: EntryOverheadBytes of estimated bookkeeping
 // plus 16 bytes per ID, plus LoadingLockBytes for a Loading entry. Empty
 // snapshots and markers weigh EntryOverheadBytes, never zero. The budget is
-// best effort, like the seed's: it bounds the estimated weight of retained
-// entries, not the process's memory (a load's buffers and snapshots held by
-// in-flight requests are outside it).
+// best effort, like the seed's. It bounds the estimated weight of retained
+// entries, not the process's memory: a load's buffers and snapshots held by
+// in-flight requests are outside it.
 //
 // # Runtime
 //

@@ -13,8 +13,8 @@ import (
 )
 
 // MS-3: a load in flight while the user's membership is removed and
-// invalidated answers its own request (its statement read the state before
-// the removal, after the request began) but does not publish; the next check
+// invalidated answers its own request but does not publish. Its statement
+// read the state before the removal, after the request began. The next check
 // reads again and sees the removal. A waiter queued on the old load's lock
 // and a check that arrives after the invalidation both answer from the new
 // state.

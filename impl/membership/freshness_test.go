@@ -32,10 +32,10 @@ func (p *waitingPool) Acquire(ctx context.Context) (authz.Conn, error) {
 }
 
 // MS-2 and MS-10: with the invalidation lost, a revoked membership stays
-// granted and a new one stays denied until exactly checkout + 10 s, although
-// the pool made the load wait 300 ms and the query took 2 s (so the load
-// finished at 2.3 s). At checkout + 10 s the entry expires and the check
-// reads again.
+// granted and a new one stays denied until exactly checkout + 10 s. That
+// holds although the pool made the load wait 300 ms and the query took 2 s,
+// so the load finished at 2.3 s. At checkout + 10 s the entry expires and the
+// check reads again.
 func TestFreshnessCountsFromCheckout(t *testing.T) {
 	const poolWait, query = 300 * time.Millisecond, 2 * time.Second
 	checkout := sim.Epoch.Add(poolWait)

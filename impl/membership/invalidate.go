@@ -15,10 +15,10 @@ import "github.com/windtunnel/windtunnel/impl/authz"
 //   - visibility: drops nothing. Whether a channel is open or listed is not
 //     part of the active-membership rule (membership not removed, channel
 //     not deleted), so no snapshot or marker changes.
-//   - a message that fails authz.Message.Validate (unknown kind, missing
+//   - A message that fails authz.Message.Validate (unknown kind, missing
 //     fields) drops every entry of its community, or every entry if it has
-//     none. Dropping entries never makes an answer wrong, it only costs a
-//     reload, so the cache errs toward dropping.
+//     none. Dropping entries never makes an answer wrong; it only costs a
+//     reload. So the cache errs toward dropping.
 func (c *Cache) Invalidate(m authz.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

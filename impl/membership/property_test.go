@@ -47,11 +47,11 @@ type change struct {
 	value bool
 }
 
-// runOps runs ops in one task against a cache with MaxSnapshotIDs 3 (so
-// users cross between snapshots and markers) and returns a description of
-// every check whose answer is not allowed: with reliable invalidation the
-// answer must be the truth; with lost invalidations it may be stale by less
-// than Freshness (MS-2, MS-10), never a value that was never true.
+// runOps runs ops in one task against a cache with MaxSnapshotIDs 3, so users
+// cross between snapshots and markers. It returns a description of every
+// check whose answer is not allowed. With reliable invalidation the answer
+// must be the truth. With lost invalidations it may be stale by less than
+// Freshness (MS-2, MS-10), never a value that was never true.
 func runOps(ops []op) []string {
 	const freshness = 10 * time.Second
 	var bad []string
