@@ -16,14 +16,14 @@ import (
 // benchGoroutines is the number of goroutines that enter spans at once.
 const benchGoroutines = 8
 
-// BenchmarkSpanEnterExit measures the hot path of the source text (LF-5):
-// 8 goroutines each entering a span, logging an event that both installed
-// filters (logs and telemetry) drop, and exiting, over and over. Both paths
-// run in the same process on the same plain lists: "span-aware" is the
-// span-aware filter forced onto them (EnvFilter, before the change),
-// "targets" is what New chooses (Targets, after). ns/op is per
-// enter+log+exit of one goroutine, over the wall time of all 8; the
-// ns/enter-exit metric is the same figure, reported by name.
+// BenchmarkSpanEnterExit measures the hot path of the source text (LF-5).
+// Each of 8 goroutines enters a span, logs an event that both installed
+// filters (logs and telemetry) drop, and exits, over and over. Both paths run
+// in the same process on the same plain lists. "span-aware" is the span-aware
+// filter forced onto them (EnvFilter, before the change); "targets" is what
+// New chooses (Targets, after). ns/op is per enter+log+exit of one goroutine,
+// over the wall time of all 8. The ns/enter-exit metric is the same figure,
+// reported by name.
 func BenchmarkSpanEnterExit(b *testing.B) {
 	const logsList, otelList = "info,buzz_relay=debug", "warn"
 	for _, path := range []struct {

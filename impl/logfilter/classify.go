@@ -2,15 +2,15 @@ package logfilter
 
 import "strings"
 
-// IsPlain reports whether a directive list is plain, the rule (LF-1) by
-// which New routes it: plain exactly when every non-empty segment, trimmed,
-// is `level` or `target=level` with a known, non-empty level, and no
-// segment names a span `[...]` or a field `{...}`. A list of no directives
-// at all ("", " , ") is plain.
+// IsPlain reports whether a directive list is plain, the rule (LF-1) by which
+// New routes it. A list is plain exactly when every non-empty segment,
+// trimmed, is `level` or `target=level` with a known, non-empty level, and no
+// segment names a span `[...]` or a field `{...}`. A list of no directives at
+// all ("", " , ") is plain.
 //
 // Everything else is not plain: span or field directives, a bare target, an
 // empty level (`target=`, which the two parsers read differently), an empty
-// target (`=debug`), an unknown level, a malformed target, and any list
+// target (`=debug`), an unknown level, a malformed target. So is any list
 // beyond MaxListBytes or MaxSegments. Only plain lists are read the same by
 // Parse and ParseTargets, which is what lets New serve them lock-free.
 func IsPlain(list string) bool {

@@ -13,10 +13,10 @@ import (
 )
 
 // The reference classifier of LF-1, written from the claim's words and
-// sharing no code with the package: plain exactly when every non-empty
-// segment, trimmed, is `level` or `target=level` with a known, non-empty
-// level, and no segment names a span or a field. A target is words of
-// letters, digits, '_', '-', '.' joined by "::". The list bounds are the
+// sharing no code with the package. A list is plain exactly when every
+// non-empty segment, trimmed, is `level` or `target=level` with a known,
+// non-empty level, and no segment names a span or a field. A target is words
+// of letters, digits, '_', '-', '.' joined by "::". The list bounds are the
 // package's documented ones.
 var (
 	refLevel       = `(?i:trace|debug|info|warn|error|off)`

@@ -12,51 +12,50 @@
 // # Two filters and the rule between them
 //
 // The span-aware filter (NewSpanAware, tracing's EnvFilter) understands
-// everything: static directives, info or buzz_relay=debug, and dynamic
-// ones, [conn]=debug or buzz_relay[conn{peer=a}]=trace, which enable a
-// level inside matching spans and the spans entered within them. To know
-// which spans match, it keeps a registry of spans behind an rt.RWMutex:
-// creating a matching span writes it, closing one deletes it, and every
-// enter and every exit of any span reads it. Those reads are the cost the
-// source text removes: under load every worker contends on the lock, twice
-// per span poll, and twice again when two filters (logs and telemetry) are
-// installed.
+// everything. It takes static directives, info or buzz_relay=debug, and
+// dynamic ones, [conn]=debug or buzz_relay[conn{peer=a}]=trace. Dynamic ones
+// enable a level inside matching spans and the spans entered within them. To
+// know which spans match, it keeps a registry of spans behind an rt.RWMutex.
+// Creating a matching span writes it, closing one deletes it, and every enter
+// and every exit of any span reads it. Those reads are the cost the source
+// text removes. Under load every worker contends on the lock, twice per span
+// poll, and twice again when two filters (logs and telemetry) are installed.
 //
-// The target table (NewTargets, tracing's Targets) understands only
-// `level` and `target=level`, is immutable once built, and keeps no span
-// state: span enter and exit do nothing for it, and an event check is a
-// scan of a few rules with no lock, no atomic and no shared writes.
+// The target table (NewTargets, tracing's Targets) understands only `level`
+// and `target=level`, is immutable once built, and keeps no span state. Span
+// enter and exit do nothing for it. An event check is a scan of a few rules
+// with no lock, no atomic and no shared writes.
 //
-// New chooses between them by one rule, IsPlain (claim LF-1): a list takes
-// the target table exactly when every non-empty segment, trimmed, is
-// `level` or `target=level` with a known, non-empty level, and no segment
-// names a span or a field. For such lists both filters log exactly the
-// same events (LF-2). Every other list stays span-aware, including two that
-// look plain but are not:
+// New chooses between them by one rule, IsPlain (claim LF-1). A list takes
+// the target table exactly when every non-empty segment, trimmed, is `level`
+// or `target=level` with a known, non-empty level, and no segment names a
+// span or a field. For such lists both filters log exactly the same events
+// (LF-2). Every other list stays span-aware, including two that look plain
+// but are not:
 //
-//   - an empty level, `target=`: the span-aware parser reads it as TRACE
-//     (every level), as EnvFilter does, while the target table's own parser
-//     reads it as ERROR, as Targets does (tracing-core parses an empty level
+//   - An empty level, `target=`: the span-aware parser reads it as TRACE
+//     (every level), as EnvFilter does. The target table's own parser reads
+//     it as ERROR, as Targets does (tracing-core parses an empty level
 //     filter as ERROR). Sending it to the table would silently drop
-//     everything below ERROR for that target (LF-3), so it never goes there;
-//   - an empty target, `=debug`: not `target=level`, so not plain. The
+//     everything below ERROR for that target (LF-3), so it never goes there.
+//   - An empty target, `=debug`: not `target=level`, so not plain. The
 //     span-aware parser reads it as a bare level (as tracing's newer
 //     directive parser does); the table's parser rejects it.
 //
-// A bad level, an unclosed bracket and the like make the list not plain
-// too, and New then reports the span-aware parser's error, which names the
-// segment (index and text) and what is wrong.
+// A bad level, an unclosed bracket and the like make the list not plain too.
+// New then reports the span-aware parser's error, which names the segment
+// (index and text) and what is wrong.
 //
 // # Targets
 //
-// A target is a module-style path whose segments are separated by "::",
-// like buzz_relay::conn. A directive for buzz_relay covers buzz_relay and
-// buzz_relay::conn but not buzz_relayer: matching is at segment boundaries,
-// where tracing compares raw string prefixes. Both filters use this rule
-// (with separate code, so a fault in either shows in their differential),
-// and of the directives covering a target the most specific, the longest,
-// decides; with none, the bare level decides; with no bare level either,
-// the event is dropped. An empty list therefore enables nothing.
+// A target is a module-style path whose segments are separated by "::", like
+// buzz_relay::conn. A directive for buzz_relay covers buzz_relay and
+// buzz_relay::conn but not buzz_relayer. Matching is at segment boundaries,
+// where tracing compares raw string prefixes. Both filters use this rule,
+// with separate code, so a fault in either shows in their differential. Of
+// the directives covering a target, the most specific (the longest) decides.
+// With none, the bare level decides. With no bare level either, the event is
+// dropped. An empty list therefore enables nothing.
 //
 // Events get their target from the logger: Logger.With(Target("...")).
 //
@@ -74,14 +73,14 @@
 //
 // A Spans registry is made for a fixed set of filters (NewSpans) and gives
 // each a Handler (Spans.Handler). With two filters installed, one Enter
-// consults both span-aware filters, one read lock each, and Exit the same:
-// 2 read-lock acquisitions per enter and per exit on the span-aware path,
-// 0 on the target path (LF-5). Dynamic directives match a span by its
+// consults both span-aware filters, one read lock each, and Exit the same.
+// That is 2 read-lock acquisitions per enter and per exit on the span-aware
+// path, 0 on the target path (LF-5). Dynamic directives match a span by its
 // target (segment rule), its name (exactly) and its fields (by the text of
-// their values); a span's level is the most verbose of its matching
-// directives, and an event passes if its level is at least that of any
-// entered span or if the static directives pass it. As in EnvFilter, a
-// span directive enables events of every target inside the span.
+// their values). A span's level is the most verbose of its matching
+// directives. An event passes if its level is at least that of any entered
+// span or if the static directives pass it. As in EnvFilter, a span directive
+// enables events of every target inside the span.
 //
 // # Limits and the runtime seam
 //

@@ -7,11 +7,11 @@ import (
 	"unicode/utf8"
 )
 
-// Input bounds. A directive list usually comes from an environment
-// variable, so it is bounded before any work is done on it: a list longer
-// than MaxListBytes, or with more than MaxSegments non-empty segments, is
-// rejected with a *ParseError (ErrTooLong, ErrTooManySegments), and IsPlain
-// reports false for it.
+// Input bounds. A directive list usually comes from an environment variable,
+// so it is bounded before any work is done on it. A list longer than
+// MaxListBytes, or with more than MaxSegments non-empty segments, is rejected
+// with a *ParseError (ErrTooLong, ErrTooManySegments). IsPlain reports false
+// for it.
 const (
 	MaxListBytes = 64 << 10 // 64 KiB
 	MaxSegments  = 1024

@@ -8,11 +8,11 @@ import (
 	"github.com/windtunnel/windtunnel/impl/logfilter"
 )
 
-// FuzzParse: no input panics any parser or constructor; every error is a
-// *ParseError with a bounded message; a successful parse round-trips
-// through its canonical String form; and a plain list is read the same by
-// both parsers (the premise of LF-1 and LF-2). Inputs it ever found are
-// kept in testdata/fuzz/FuzzParse and replayed by every go test run.
+// FuzzParse: no input panics any parser or constructor, and every error is a
+// *ParseError with a bounded message. A successful parse round-trips through
+// its canonical String form. A plain list is read the same by both parsers
+// (the premise of LF-1 and LF-2). Inputs it ever found are kept in
+// testdata/fuzz/FuzzParse and replayed by every go test run.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"", "info", ",, , ", "warn,buzz_relay=debug", "buzz_relay::conn=trace,buzz_relayer=off",

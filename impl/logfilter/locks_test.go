@@ -50,10 +50,10 @@ func measure(c *countingRT, span *logfilter.Span, logger *slog.Logger) lockCount
 	return m
 }
 
-// LF-5: with two filters installed, entering and exiting a span takes no
-// lock on the target path, and one read lock per filter (2) on each enter
-// and each exit on the span-aware path, whether or not the list names a
-// span. Logging an event takes no lock on either path.
+// LF-5: with two filters installed, entering and exiting a span takes no lock
+// on the target path. It takes one read lock per filter (2) on each enter and
+// each exit on the span-aware path, whether or not the list names a span.
+// Logging an event takes no lock on either path.
 func TestLF5LockAcquisitions(t *testing.T) {
 	for _, c := range []struct {
 		name        string
@@ -87,10 +87,10 @@ func TestLF5LockAcquisitions(t *testing.T) {
 	}
 }
 
-// The count is per span-aware filter: a span-aware filter from a plain
-// list (forced) costs the same 2 per enter as one with span directives,
-// which is the waste the source text removes; one span-aware filter next
-// to a target table costs 1.
+// The count is per span-aware filter. A span-aware filter from a plain list
+// (forced) costs the same 2 per enter as one with span directives: the waste
+// the source text removes. One span-aware filter next to a target table costs
+// 1.
 func TestLF5PerFilter(t *testing.T) {
 	cr := &countingRT{Runtime: rt.Real()}
 	a, err := logfilter.NewSpanAware(cr, "info,buzz_relay=debug")
@@ -126,9 +126,9 @@ func TestLF5PerFilter(t *testing.T) {
 }
 
 // LF-5 under the simulator: tasks interleave at every lock the span-aware
-// path takes (each is a scheduling point, so one task's count can include
-// others' locks; the totals are exact): over the whole run, read locks are
-// exactly 2 per enter plus 2 per exit on the span-aware path, 0 on the
+// path takes. Each lock is a scheduling point, so one task's count can
+// include others' locks; the totals are exact. Over the whole run, read locks
+// are exactly 2 per enter plus 2 per exit on the span-aware path and 0 on the
 // target path, and logging adds none.
 func TestLF5Simulated(t *testing.T) {
 	const tasks, rounds = 4, 10

@@ -18,11 +18,11 @@ import "strings"
 //	[{field=value,field=value}]=level  inside spans with these field values, any name
 //
 // Levels are trace, debug, info, warn, error and off, in any case; see
-// LevelTrace and LevelOff for how they map onto slog levels. Inside [...]
-// the span name, field names and values are trimmed of whitespace; a field
-// value may hold any character but , = [ ] { }. Every field needs a value:
-// a bare field name, which EnvFilter reads as "the span has this field", is
-// an error here.
+// LevelTrace and LevelOff for how they map onto slog levels. Inside [...] the
+// span name, field names and values are trimmed of whitespace. A field value
+// may hold any character but , = [ ] { }. Every field needs a value. A bare
+// field name, which EnvFilter reads as "the span has this field", is an error
+// here.
 //
 // A target is words of letters, digits, '_', '-' and '.' joined by "::"
 // (see the segment-boundary rule in the package documentation).

@@ -5,24 +5,24 @@ import (
 	"strings"
 )
 
-// ParseTargets parses a directive list as the target table's own parser
-// reads it, which is how tracing-subscriber's Targets reads one: segments
-// are `level`, `target=level` or a bare `target` (every level); empty
-// segments and surrounding whitespace are ignored, and for a repeated
-// target the last directive wins.
+// ParseTargets parses a directive list as the target table's own parser reads
+// it, which is how tracing-subscriber's Targets reads one. Segments are
+// `level`, `target=level` or a bare `target` (every level). Empty segments
+// and surrounding whitespace are ignored, and for a repeated target the last
+// directive wins.
 //
 // It differs from Parse in two ways, both kept on purpose because they are
 // what made the source text route carefully:
 //
-//   - an empty level, `target=`, reads as ERROR (tracing-core parses an
-//     empty level filter as ERROR), where Parse reads TRACE (LF-3);
-//   - span and field directives are errors (ErrSpanDirective): the table
+//   - An empty level, `target=`, reads as ERROR (tracing-core parses an
+//     empty level filter as ERROR), where Parse reads TRACE (LF-3).
+//   - Span and field directives are errors (ErrSpanDirective). The table
 //     keeps no per-span state, so it cannot honour them.
 //
-// An empty target, `=debug`, is an error here (ErrBadTarget). New never
-// calls ParseTargets on a list that is not plain (see IsPlain), so none of
-// these differences can change what a filter made by New logs; NewTargets
-// exposes this parser's reading directly.
+// An empty target, `=debug`, is an error here (ErrBadTarget). New never calls
+// ParseTargets on a list that is not plain (see IsPlain). So none of these
+// differences can change what a filter made by New logs. NewTargets exposes
+// this parser's reading directly.
 func ParseTargets(list string) (Directives, error) {
 	segs, err := split(list, false)
 	if err != nil {

@@ -62,8 +62,8 @@ func newSpanAware(r rt.Runtime, ds Directives) *spanAware {
 
 // staticEnabled reports whether the static directives enable an event at
 // level from target. It looks the target up, then each shorter prefix that
-// ends where a "::" begins, longest first: a map walk rather than the
-// target table's scan of sorted rules, so the two paths share the rule but
+// ends where a "::" begins, longest first. It is a map walk rather than the
+// target table's scan of sorted rules. So the two paths share the rule but
 // not its code, and a fault in either shows up in their differential.
 func (f *spanAware) staticEnabled(target string, level slog.Level) bool {
 	min, ok := f.byTarget[target]

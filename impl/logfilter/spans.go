@@ -175,10 +175,10 @@ func (sp *Span) Enter(ctx context.Context) context.Context {
 //
 // Each span-aware filter looks the span up under its read lock, as
 // EnvFilter's on_exit does before it pops its per-thread scope stack. Here
-// the stack is the context, so popping needs no lookup; the lookup is kept
-// so that the span-aware filter stays the faithful baseline of the source
-// text, whose cost (one shared read lock per filter per exit) is exactly
-// what New's target path removes (LF-5).
+// the stack is the context, so popping needs no lookup. The lookup is kept so
+// that the span-aware filter stays the faithful baseline of the source text.
+// Its cost, one shared read lock per filter per exit, is exactly what New's
+// target path removes (LF-5).
 func (sp *Span) Exit(ctx context.Context) context.Context {
 	if ctx == nil {
 		ctx = context.Background()

@@ -150,9 +150,9 @@ func TestLF4Close(t *testing.T) {
 }
 
 // A span entered in a context covers the goroutines started with that
-// context, and only them: under rt.Real(), 8 goroutines each create,
-// enter, nest, exit and close their own spans while others log outside
-// spans, and every event's fate is what its context says. Run with -race.
+// context, and only them. Under rt.Real(), 8 goroutines each create, enter,
+// nest, exit and close their own spans while others log outside spans. Every
+// event's fate is what its context says. Run with -race.
 func TestLF4RealGoroutines(t *testing.T) {
 	logs := mustNew(t, rt.Real(), "warn,[conn]=debug", logfilter.KindSpanAware)
 	otel := mustNew(t, rt.Real(), "error,[request]=trace", logfilter.KindSpanAware)

@@ -8,11 +8,11 @@ import (
 // Targets are module-style paths whose segments are separated by "::", as
 // tracing's targets are (buzz_relay::conn). A directive for a target covers
 // that target and every target below it at a segment boundary, and nothing
-// else: buzz_relay covers buzz_relay and buzz_relay::conn, but not the
+// else. So buzz_relay covers buzz_relay and buzz_relay::conn, but not the
 // prefix lookalike buzz_relayer. tracing itself compares plain string
-// prefixes (where buzz_relay would also cover buzz_relayer); this package
-// takes the segment-boundary rule instead, and both of its filters apply
-// the same rule, so the choice never makes the two paths differ (LF-2).
+// prefixes, where buzz_relay would also cover buzz_relayer. This package
+// takes the segment-boundary rule instead. Both of its filters apply the same
+// rule, so the choice never makes the two paths differ (LF-2).
 
 // within reports whether a directive for rule covers an event or span
 // target: target is rule, or rule followed by "::" and anything.

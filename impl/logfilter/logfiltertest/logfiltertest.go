@@ -1,8 +1,8 @@
 // Package logfiltertest holds what the log filter's unit tests
-// (impl/logfilter) and its claim checks (scenarios/lf) share: LF-2's fixed
-// plain directive lists, its event targets and levels, the workload that
-// logs them inside and outside spans, and a first-difference helper for
-// comparing two filters' captured output.
+// (impl/logfilter) and its claim checks (scenarios/lf) share. That is LF-2's
+// fixed plain directive lists, its event targets and levels, and the workload
+// that logs them inside and outside spans. It also has a first-difference
+// helper for comparing two filters' captured output.
 package logfiltertest
 
 import (
@@ -75,11 +75,12 @@ func FirstDiff(a, b string) string {
 const TraceLevel = slog.LevelDebug - 4
 
 // EventTargets are the event targets of LF-2's differential: a target, one
-// nested in it and one nested twice, the prefix lookalikes of the first
-// (buzz_relayer, and buzz_relay:conn, whose single colon is no segment
-// boundary) and of the second (buzz_relay::connection), an unrelated
-// target, and one nested in a one-letter target (b::conn: a parent lookup
-// that stops one character short of the start misses b).
+// nested in it and one nested twice. They include the prefix lookalikes of
+// the first (buzz_relayer, and buzz_relay:conn, whose single colon is no
+// segment boundary) and of the second (buzz_relay::connection). They also
+// include an unrelated target, and one nested in a one-letter target
+// (b::conn). A parent lookup that stops one character short of the start
+// misses b.
 var EventTargets = []string{
 	"buzz_relay",
 	"buzz_relay::conn",
@@ -123,10 +124,10 @@ func TextHandler(buf *bytes.Buffer) slog.Handler {
 	})
 }
 
-// Workload logs an event at every event level from every target (and from
-// a logger without one), outside spans, inside a conn span, inside a
-// request span nested in it, back in conn, after conn, inside a request
-// span alone and after it, through a handler of f in a registry of its
+// Workload logs an event at every event level from every target, and from a
+// logger without one. It logs outside spans, inside a conn span, inside a
+// request span nested in it, back in conn, after conn, inside a request span
+// alone and after it. It logs through a handler of f in a registry of its
 // own, and returns what the handler wrote and how many events it logged.
 func Workload(f *logfilter.Filter) (string, int, error) {
 	var buf bytes.Buffer
