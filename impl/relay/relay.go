@@ -1,18 +1,18 @@
-// Package relay is a relay's authorization wiring: the two caches
+// Package relay is a relay's authorization wiring. It holds the two caches
 // (accessible channels, impl/accesschannels; membership snapshots,
-// impl/membership) over one database pool, the write path that invalidates
-// them after a committed change and tells the other relays, and the
-// receiving path that applies what the others send.
+// impl/membership) over one database pool. It holds the write path that
+// invalidates them after a committed change and tells the other relays, and
+// the receiving path that applies what the others send.
 //
-// A change is made in the database first; then Changed invalidates this
-// relay's caches (so its own next read sees the change) and publishes the
+// A change is made in the database first. Then Changed invalidates this
+// relay's caches, so its own next read sees the change, and publishes the
 // invalidation. Delivery is best effort (Redis pub/sub, or the simulated
-// bus): the caches' time bounds (1 s for an open set, 10 s for the member
-// half and for membership snapshots) are what limit a lost message's
-// effect. On the receiving side, Invalidate (an authz.Invalidator) fans a
-// message out to both caches, each of which decides what it drops, and
-// Receive does the same for a message still in its wire form, counting and
-// dropping a malformed one.
+// bus). The caches' time bounds (1 s for an open set, 10 s for the member
+// half and for membership snapshots) are what limit a lost message's effect.
+// On the receiving side, Invalidate (an authz.Invalidator) fans a message out
+// to both caches, each of which decides what it drops. Receive does the same
+// for a message still in its wire form, counting and dropping a malformed
+// one.
 //
 // The same code runs in a service (rt.Real(), impl/edge/pgstore,
 // impl/edge/redisbus: the integration tests), in the simulated pods of
@@ -82,13 +82,12 @@ func New(r rt.Runtime, pool authz.Pool, pub authz.Publisher, cfg Config) (*Relay
 	return rl, nil
 }
 
-// Changed is the write path after a change committed in the database: it
-// drops what the change makes stale from this relay's caches, then
-// publishes the invalidation to the other relays. The local drop comes
-// first so that this relay's next read sees the change even when the
-// publish fails or is slow; a failed publish is returned (and counted):
-// the other relays then learn of the change only through their time
-// bounds.
+// Changed is the write path after a change committed in the database. It
+// drops what the change makes stale from this relay's caches, then publishes
+// the invalidation to the other relays. The local drop comes first so that
+// this relay's next read sees the change even when the publish fails or is
+// slow. A failed publish is returned (and counted); the other relays then
+// learn of the change only through their time bounds.
 func (r *Relay) Changed(ctx context.Context, m authz.Message) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("relay: %w", err)

@@ -16,16 +16,20 @@
 // two rt calls is atomic under the simulator.
 //
 // Rules for code behind the seam (a source scan in this repository enforces
-// them outside impl/rt): no go statements (use Go), no time.Now, time.Sleep,
-// time.After or timers (use Now, Sleep, AfterFunc), no sync locks, channels
-// or select between tasks (use Mutex, RWMutex, Event, WaitGroup), no global
-// math/rand, and no map iteration whose order affects behaviour.
+// them outside impl/rt):
+//   - No go statements (use Go).
+//   - No time.Now, time.Sleep, time.After or timers (use Now, Sleep,
+//     AfterFunc).
+//   - No sync locks, channels or select between tasks (use Mutex, RWMutex,
+//     Event, WaitGroup).
+//   - No global math/rand, and no map iteration whose order affects
+//     behaviour.
 //
-// Contexts: cancellation and deadlines must run on the Runtime's clock, so
+// Contexts: cancellation and deadlines must run on the Runtime's clock. So
 // derive them with WithCancel, WithTimeout and WithDeadline of the Runtime,
-// never with the context package's constructors, and never block on
-// ctx.Done(): pass the context to an rt call (LockContext, Sleep, Wait) which
-// returns the context's error when it ends. Checking ctx.Err() is always fine.
+// never with the context package's constructors. Never block on ctx.Done():
+// pass the context to an rt call (LockContext, Sleep, Wait), which returns
+// the context's error when it ends. Checking ctx.Err() is always fine.
 package rt
 
 import (

@@ -2,17 +2,17 @@
 //
 // It exists so that every mechanism can publish the metric names of its
 // change description (for example open_channels_cache_misses_total with
-// reason="absent"|"expired") in one way that is exact in tests and usable in
-// a service: values are atomics (safe under real goroutines, deterministic
-// under the simulator, which runs one task at a time), label values are fixed
-// when the metric is created (so a typo is a panic at construction, not a
-// silently new series), and the text exposition is in the Prometheus format,
-// sorted, so two identical runs print identical text.
+// reason="absent"|"expired") in one way. That way is exact in tests and
+// usable in a service. Values are atomics: safe under real goroutines, and
+// deterministic under the simulator, which runs one task at a time. Label
+// values are fixed when the metric is created, so a typo is a panic at
+// construction, not a silently new series. The text exposition is in the
+// Prometheus format, sorted, so two identical runs print identical text.
 package stats
 
 // Counters are written by the code under test and read by exporters and
-// checks; no task ever waits on one, so their atomics synchronise nothing
-// the simulator's scheduler would need to see.
+// checks. No task ever waits on one, so their atomics synchronise nothing the
+// simulator's scheduler would need to see.
 //
 //windtunnel:allow sync/atomic counters and gauges only; nothing waits on them
 

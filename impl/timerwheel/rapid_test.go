@@ -34,14 +34,14 @@ func (i *rItem) Expired(now time.Time) {
 }
 
 // TestWheelProperties drives the wheel with random arms, activity (real
-// deadline later, wheel untouched), shortening re-arms, cancels and passes
-// at arbitrary instants, with clock jumps of up to three rings and budgets
-// smaller than the due work. After every step: every live deadline is held
-// no later than the real one (TW-1); a pass fires only passed deadlines
-// (TW-2), visits each element at most once and examines at most the ring
-// (TW-5); a finished pass leaves nothing pending that was due before the
-// current tick began, unless a setter armed it after that tick was visited
-// (then it is clamped to the next tick) (TW-2, TW-4).
+// deadline later, wheel untouched), shortening re-arms, cancels and passes at
+// arbitrary instants. Clocks jump by up to three rings, and budgets are
+// smaller than the due work. After every step, every live deadline is held no
+// later than the real one (TW-1). A pass fires only passed deadlines (TW-2),
+// visits each element at most once and examines at most the ring (TW-5). A
+// finished pass leaves nothing pending that was due before the current tick
+// began (TW-2, TW-4). The exception is an element a setter armed after that
+// tick was visited; it is clamped to the next tick.
 func TestWheelProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const ring = 8

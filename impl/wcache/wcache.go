@@ -3,14 +3,14 @@
 //
 // Why not a library: the authorization caches must run unchanged under the
 // deterministic simulator, and no Go cache library does. otter v2 seeds its
-// hashing and admission randomly and starts a goroutine when expiry is set;
-// ristretto samples randomly for admission and eviction; theine's clock
+// hashing and admission randomly and starts a goroutine when expiry is set.
+// ristretto samples randomly for admission and eviction. theine's clock
 // cannot be injected. This cache draws no random numbers, starts no tasks,
-// never reads a clock (the caller passes now), and never iterates a map, so
+// never reads a clock (the caller passes now), and never iterates a map. So
 // the same calls give the same evictions in every run.
 //
-// It is not safe for concurrent use: the caller guards it with its own lock,
-// which keeps the locking policy (and its scheduling points) in the caller,
+// It is not safe for concurrent use: the caller guards it with its own lock.
+// That keeps the locking policy (and its scheduling points) in the caller,
 // where the design of each cache can be read in one place.
 //
 // The budget is best effort in the same sense as the seed's Moka budget: it

@@ -1,7 +1,7 @@
-// Package rtconform is a conformance suite for rt.Runtime implementations:
-// the same behavioural tests run against rt.Real() (under the race detector,
+// Package rtconform is a conformance suite for rt.Runtime implementations.
+// The same behavioural tests run against rt.Real() (under the race detector,
 // with real goroutines and the wall clock) and against the simulator (with
-// exact virtual time), so the two worlds cannot drift apart.
+// exact virtual time). So the two worlds cannot drift apart.
 //
 // Usage, from a test of an implementation:
 //
