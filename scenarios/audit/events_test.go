@@ -29,9 +29,9 @@ var eventCases = []struct{ name, run string }{
 	{"none", "^TestNone$"},
 }
 
-// streams are the recorded event streams: each case as go test -json wrote
-// it ("go-") and as runBinary wrote it from the fixture's compiled test
-// binary ("bin-"), and a package that does not build ("go-build").
+// streamFile is a recorded event stream: a case as go test -json wrote it
+// ("go-"), as runBinary wrote it from the fixture's compiled test binary
+// ("bin-"), or a package that does not build ("go-build").
 func streamFile(name string) string {
 	return filepath.Join("testdata", "events", "streams", name+".jsonl")
 }
