@@ -3,13 +3,13 @@
 // runs:
 //
 //   - impl/ with the production rules, outside impl/rt and impl/edge (the
-//     real world's side of the seam), non-test files (impl's own tests may
-//     run real goroutines against rt.Real());
-//   - model/ (the specifications and baselines the worlds run), the
-//     simulated database and bus (sim/simdb, sim/simbus), and everything
-//     under scenarios/ (worlds, claim checks, claims, mutants) with their
-//     test files, outside scenarios/audit and scenarios/cmd, which run go
-//     test as processes and time them.
+//     real world's side of the seam). Non-test files only: impl's own tests
+//     may run real goroutines against rt.Real().
+//   - model/ (the specifications and baselines the worlds run), and the
+//     simulated database and bus (sim/simdb, sim/simbus).
+//   - Everything under scenarios/ (worlds, claim checks, claims, mutants)
+//     with their test files. Outside are scenarios/audit and scenarios/cmd,
+//     which run go test as processes and time them.
 package impl_test
 
 import (

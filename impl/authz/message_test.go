@@ -222,8 +222,8 @@ func hugeField(n int) []byte {
 // parsing. The error is the size limit's, although the input is also
 // malformed JSON-wise, and it does not carry the input. The rejection
 // allocates less than the limit; a decoder that read the input first would
-// buffer all of it. 1 MiB, not more: the size only has to be far over the
-// limit, and much larger inputs make the test slow under -race.
+// buffer all of it. The size is 1 MiB, not more: it only has to be far over
+// the limit, and much larger inputs make the test slow under -race.
 func TestHugeMessageIsRejectedBeforeParsing(t *testing.T) {
 	const size = 1 << 20
 	for _, raw := range [][]byte{

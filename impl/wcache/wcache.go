@@ -2,12 +2,13 @@
 // eviction under a weight budget, and an expiry instant per entry.
 //
 // Why not a library: the authorization caches must run unchanged under the
-// deterministic simulator, and no Go cache library does. otter v2 seeds its
-// hashing and admission randomly and starts a goroutine when expiry is set.
-// ristretto samples randomly for admission and eviction. theine's clock
-// cannot be injected. This cache draws no random numbers, starts no tasks,
-// never reads a clock (the caller passes now), and never iterates a map. So
-// the same calls give the same evictions in every run.
+// deterministic simulator, and no Go cache library does. The otter v2 library
+// seeds its hashing and admission randomly and starts a goroutine when expiry
+// is set. The ristretto library samples randomly for admission and eviction.
+// The theine library's clock cannot be injected. This cache draws no random
+// numbers, starts no tasks, never reads a clock (the caller passes now), and
+// never iterates a map. So the same calls give the same evictions in every
+// run.
 //
 // It is not safe for concurrent use: the caller guards it with its own lock.
 // That keeps the locking policy (and its scheduling points) in the caller,

@@ -10,10 +10,9 @@ import (
 // the seeds' sizes (16,385 memberships of one user, 2,000 open channels of
 // one community). It is idempotent: every statement is IF NOT EXISTS.
 //
-// After loading many rows at once, run ANALYZE (Store.Analyze): without
+// After loading many rows at once, run ANALYZE (Store.Analyze). Without
 // planner statistics PostgreSQL may join the 16,384 memberships with a
-// quadratic plan. The membership seed's boundary test failed in CI for
-// exactly that reason until its fixture refreshed statistics (MS-4).
+// quadratic plan, at exactly the sizes MS-4's boundary probes use.
 const Schema = `
 CREATE TABLE IF NOT EXISTS channels (
 	id           uuid        PRIMARY KEY,
