@@ -11,6 +11,8 @@ FUZZTIME     ?= 40000x
 SHRINK       ?= 200
 SHRINK_MORE  ?= 2000
 SHRINK_WALL  ?= 40s
+MUTATION_SAMPLE ?= 0
+MUTATION_SEEDS  ?= 20
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FAMILIES     := ./scenarios/oc ./scenarios/ms ./scenarios/dr ./scenarios/tw ./scenarios/lf
 STATIC       := ./impl ./sim/determinism
@@ -19,7 +21,7 @@ AUDIT        := $(GO) run ./scenarios/cmd/audit
 RUN_ARGS     := -out "$(OUT)" -file "$(FILE)" -pkg "$(PKG)" -test "$(TEST)" -seed "$(SEED)" -strategy "$(STRATEGY)" -mutant "$(MUTANT)" -mutants "$(MUTANTS)" -args "$(ARGS)"
 
 .PHONY: test sim vet unit race race-families integration browser-test determinism fuzz audit audit-quick \
-	audit-verify-schemata try-mutants sweep-slurm sweep-slurm-test replay shrink bench lint
+	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench lint
 
 ## test: every stage CI runs, through scripts/test-stages.sh (vet; the service stages beside unit and race; audit-quick)
 test:
@@ -82,6 +84,10 @@ audit-verify-schemata:
 ## try-mutants: your own mutants (MUTANTS=file.json) against their families' checks
 try-mutants:
 	$(AUDIT) try -mutant-seeds $(MUTANT_SEEDS) -out $(OUT)/try "$(MUTANTS)"
+
+## mutation: mechanical mutants of impl/'s claimed packages against their families' checks, and the efficacy table
+mutation:
+	$(AUDIT) mutation -sample $(MUTATION_SAMPLE) -mutant-seeds $(MUTATION_SEEDS) -out $(OUT)/mutation
 
 ## sweep-slurm: make sim as a Slurm job array of SHARDS tasks, merged into OUT (scenarios/sweep/README.md)
 sweep-slurm:

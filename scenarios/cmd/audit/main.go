@@ -58,6 +58,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "try" {
 		os.Exit(tryMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mutation" {
+		os.Exit(mutationMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && (os.Args[1] == "replay" || os.Args[1] == "shrink") {
 		os.Exit(replayMain(os.Args[2:], os.Args[1] == "shrink"))
 	}

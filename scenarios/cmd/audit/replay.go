@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
+	"github.com/windtunnel/windtunnel/scenarios/mutants/mechanical"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
@@ -232,6 +233,14 @@ func (t *replayTarget) applyMutant(root, dir string) (string, error) {
 		all, err = readTryFile(t.catalogue, st)
 		if err != nil {
 			return "", err
+		}
+	} else if strings.HasPrefix(t.mutant, "mech-") {
+		m, ok, err := mechanical.Find(root, t.mutant)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			all = m.Variants
 		}
 	} else if all, err = mutants.Everything(root); err != nil {
 		return "", err

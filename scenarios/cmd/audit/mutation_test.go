@@ -1,0 +1,71 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/windtunnel/windtunnel/scenarios/audit"
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
+	"github.com/windtunnel/windtunnel/scenarios/mutants/mechanical"
+)
+
+func mech(key, op string, families ...string) mechanical.Mutant {
+	m := mechanical.Mutant{Key: key, Op: op, Target: mechanical.Target{Dir: "impl/x", Families: families}}
+	for _, f := range families {
+		m.Variants = append(m.Variants, mutants.Mutant{ID: key + "-" + f, What: key})
+	}
+	return m
+}
+
+// A mutant is caught when any of its families catches it; a survivor is a
+// gap unless the reviewed list argues it equivalent; efficacy leaves the
+// equivalent ones out.
+func TestJudgeMutationFoldsFamiliesAndEquivalents(t *testing.T) {
+	all := []mechanical.Mutant{
+		mech("aaaaaaaaaaaa", mechanical.OpCompare, "oc", "ms"),
+		mech("bbbbbbbbbbbb", mechanical.OpCompare, "oc"),
+		mech("cccccccccccc", mechanical.OpDelete, "oc"),
+		mech("dddddddddddd", mechanical.OpDelete, "oc"),
+	}
+	results := []audit.MutantResult{
+		{ID: "aaaaaaaaaaaa-oc"}, {ID: "aaaaaaaaaaaa-ms", Caught: true, SeedsToCatch: 3},
+		{ID: "bbbbbbbbbbbb-oc", Caught: true, SeedsToCatch: 1},
+		{ID: "cccccccccccc-oc"},
+		{ID: "dddddddddddd-oc"},
+	}
+	rep := judgeMutation(all, results, map[string]string{"dddddddddddd": "only a test reads it"})
+	assert.Equal(t, cell{Caught: 2}, rep.Cells["impl/x"][mechanical.OpCompare])
+	assert.Equal(t, cell{Survived: 1, Equivalent: 1}, rep.Cells["impl/x"][mechanical.OpDelete])
+	assert.Equal(t, 1, rep.Gaps)
+	assert.Equal(t, "66.7%", rep.Total.efficacy())
+	assert.Equal(t, 3, rep.Median)
+}
+
+func TestSpreadKeepsAnEvenSample(t *testing.T) {
+	var ms []mechanical.Mutant
+	for i := range 10 {
+		ms = append(ms, mechanical.Mutant{Line: i})
+	}
+	var lines []int
+	for _, m := range spread(ms, 4) {
+		lines = append(lines, m.Line)
+	}
+	assert.Equal(t, []int{0, 2, 5, 7}, lines)
+	assert.Len(t, spread(ms, 0), 10)
+	assert.Len(t, spread(ms, 20), 10)
+}
+
+func TestMutationRefusesBadFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"mutation -targets impl/nope": `-targets: "impl/nope" is not a claimed package`,
+		"mutation -ops flip":          `-ops: unknown operator "flip"`,
+		"mutation -sample -1":         "must be positive and -sample not negative",
+		"mutation stray":              `unexpected arguments ["stray"]`,
+	} {
+		out, rc := runAudit(t, strings.Fields(args)...)
+		assert.Equal(t, 2, rc, "%s: %s", args, out)
+		assert.Contains(t, out, want, args)
+	}
+}

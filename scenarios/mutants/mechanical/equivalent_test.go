@@ -1,0 +1,47 @@
+package mechanical
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The reviewed list parses, and a malformed line is refused by line number.
+func TestEquivalentsParse(t *testing.T) {
+	got, err := Equivalents()
+	require.NoError(t, err)
+	for key, arg := range got { //windtunnel:unordered each entry checked alone
+		assert.Len(t, key, 12)
+		assert.NotEmpty(t, arg)
+	}
+	ok, err := parseEquivalents("# comment\n\n0123456789ab the counter is only read by tests\n")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"0123456789ab": "the counter is only read by tests"}, ok)
+	for text, want := range map[string]string{
+		"xyz argument\n":                       `equivalent.txt:1: "xyz" is not a mutant key`,
+		"0123456789ab\n":                       "needs a one-line argument",
+		"0123456789ab a\n0123456789ab b\n":     "listed twice",
+		"# c\n0123456789aB upper-case digit\n": "equivalent.txt:2:",
+	} {
+		_, err := parseEquivalents(text)
+		assert.ErrorContains(t, err, want, text)
+	}
+}
+
+// A printed mutant ID finds its mutant again, as make replay MUTANT=ID needs.
+func TestFindReturnsTheNamedVariant(t *testing.T) {
+	root := moduleRoot(t)
+	g, err := Generate(root, Target{Dir: "impl/relay", Families: []string{"./scenarios/oc", "./scenarios/ms"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, g.Mutants)
+	want := g.Mutants[len(g.Mutants)/2].Variants[1]
+	m, ok, err := Find(root, want.ID)
+	require.NoError(t, err)
+	require.True(t, ok, want.ID)
+	assert.Equal(t, []string{want.ID}, []string{m.Variants[0].ID})
+	assert.Equal(t, want.Old, m.Variants[0].Old)
+	_, ok, err = Find(root, "mech-oc-relay-compare-1-999999")
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
