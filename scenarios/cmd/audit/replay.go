@@ -1,7 +1,8 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,9 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 	"github.com/windtunnel/windtunnel/scenarios/mutants/mechanical"
@@ -98,20 +99,27 @@ func replayMain(args []string, shrink bool) int {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		return fail("%v", err)
 	}
+	goArgs = append(goArgs[:1], append([]string{"-json"}, goArgs[1:]...)...)
 	fmt.Printf("%s: go %s\n", name, strings.Join(goArgs, " "))
-	var captured bytes.Buffer
 	cmd := exec.Command("go", goArgs...)
 	cmd.Dir, cmd.Env = root, env
-	cmd.Stdout = io.MultiWriter(os.Stdout, &captured)
-	cmd.Stderr = cmd.Stdout
-	runErr := cmd.Run()
-	text := captured.String()
+	cmd.Stderr = os.Stdout
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fail("%v", err)
+	}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fail("running go test: %v", err)
+	}
+	ran := relayEvents(stdout, os.Stdout)
+	runErr := cmd.Wait()
 	var exitErr *exec.ExitError
 	switch {
-	case strings.Contains(text, "no tests to run"):
-		return fail("no test in %s matches %s", target.pkg, target.run)
 	case runErr != nil && !errors.As(runErr, &exitErr):
 		return fail("running go test: %v", runErr)
+	case !ran && runErr == nil:
+		return fail("no test in %s matches %s", target.pkg, target.run)
 	case !shrink && runErr != nil:
 		fmt.Printf("%s: the run failed, as recorded; its artifacts are under %s\n", name, artifacts)
 		return 1
@@ -121,7 +129,7 @@ func replayMain(args []string, shrink bool) int {
 	case runErr == nil:
 		fmt.Printf("%s: the run passed: there is no failure to shrink\n", name)
 		return 1
-	case shrunkLine.MatchString(text):
+	case shrunkUnder(artifacts, started):
 		fmt.Printf("%s: done (the shrunk run still fails, as it must); its files are under %s\n", name, artifacts)
 		return 0
 	}
@@ -129,8 +137,55 @@ func replayMain(args []string, shrink bool) int {
 	return 1
 }
 
-// shrunkLine starts the part of a failure block that shows a shrunk run.
-var shrunkLine = regexp.MustCompile(`(?m)^\s*shrunk     `)
+// testEvent is the part of go test -json's events (cmd/test2json) a
+// replay reads.
+type testEvent struct {
+	Action string
+	Test   string
+	Output string
+}
+
+// maxEventLine bounds one line of go test -json's output.
+const maxEventLine = 16 << 20
+
+// relayEvents prints the output the events carry, as go test -v would,
+// and reports whether a test ran. A line that is not an event (the go
+// command's own) is printed as it is.
+func relayEvents(r io.Reader, w io.Writer) (ran bool) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+	for sc.Scan() {
+		var ev testEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			fmt.Fprintln(w, sc.Text())
+			continue
+		}
+		ran = ran || (ev.Action == "run" && ev.Test != "")
+		_, _ = io.WriteString(w, ev.Output)
+	}
+	_, _ = io.Copy(io.Discard, r) // a line past the bound: drain, so the process can end
+	return ran
+}
+
+// shrunkUnder reports whether a shrink under dir left, since it started,
+// a summary of a shrunk run that still fails (one from an earlier shrink
+// into the same directory does not count).
+func shrunkUnder(dir string, since time.Time) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, filepath.FromSlash(simtest.ShrinkFile)) {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.ModTime().Before(since) {
+			return nil
+		}
+		if sum, err := simtest.ReadShrinkSummary(path); err == nil && sum.ShrinkFail == "" {
+			found = true
+		}
+		return nil
+	})
+	return found
+}
 
 func verbOf(shrink bool) string {
 	if shrink {
