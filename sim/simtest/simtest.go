@@ -26,7 +26,7 @@
 // Settings come from flags after go test's own (go test ./scenarios/oc
 // -sim.seeds=1000) or, for any package pattern (go test ./...), from the
 // environment: every flag -sim.x.y has the form WINDTUNNEL_SIM_X_Y. The
-// flags are listed in settings.go and in the README.
+// flags are listed in settings.go and in docs/settings.md.
 package simtest
 
 import (
