@@ -16,7 +16,7 @@
 //
 // The same code runs in a service (rt.Real(), impl/edge/pgstore,
 // impl/edge/redisbus: the integration tests), in the simulated pods of
-// scenarios/world/relay, and in this package's tests.
+// scenarios/world/pods, and in this package's tests.
 package relay
 
 import (
