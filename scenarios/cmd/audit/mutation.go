@@ -90,7 +90,7 @@ func mutationMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	dir := absOut(st.root, *out)
-	r := audit.Runner{Root: st.root, Out: dir, Pkgs: st.pkgs, Log: io.Discard, Timeout: *timeout, MutantTimeout: *timeout}
+	r := audit.Runner{Root: st.root, Out: dir, Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout}
 	fmt.Printf("audit mutation: running %d mutants (%d runs over their families), %d seeds each, %d at a time\n", len(all), len(variants), *seeds, *parallel)
 	results := r.RunMutants(ctx, variants, *seeds, *parallel, true)
 	rep := judgeMutation(all, results, equivalent)
