@@ -67,7 +67,7 @@ fuzz:
 	$(GO) test ./impl/logfilter -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzReplayFile -fuzztime $(FUZZTIME)
 	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzCorpus -fuzztime $(FUZZTIME)
-	$(GO) test ./scenarios/claims -run '^$$' -fuzz FuzzRecords -fuzztime $(FUZZTIME)
+	$(GO) test ./scenarios/claims/findings -run '^$$' -fuzz FuzzRecords -fuzztime $(FUZZTIME)
 
 ## audit: make sim at AUDIT_SEEDS seeds
 audit:

@@ -21,7 +21,7 @@ type Exporter interface {
 // Scraped is a registry as a Prometheus server reads it.
 type Scraped struct {
 	// Values is every sample, keyed name or name{label="value"} (one label
-	// at most: the registries export no more), as claims.Metric.Series
+	// at most: the registries export no more), as series.Metric.Series
 	// names a series.
 	Values map[string]int64
 	// Types is every family's declared type, "counter" or "gauge".

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // TestAnInconclusiveClaimFailsTheAudit: a record whose check ran too few
@@ -16,19 +17,19 @@ import (
 // as such in the table.
 func TestAnInconclusiveClaimFailsTheAudit(t *testing.T) {
 	cs := []claims.Claim{{ID: "OC-1", Text: "union"}, {ID: "OC-6", Text: "debt"}, {ID: "OC-9", Text: "metrics"}}
-	recs := []claims.Record{
-		{ID: "OC-1", Test: "TestOC1_A", Verdict: claims.Holds, Measured: "0 wrong", Seeds: 20},
-		{ID: "OC-1", Test: "TestOC1_B", Verdict: claims.Inconclusive, Measured: "2 reaches", Seeds: 5, Note: "inconclusive: probe p reached 2 times in 5 seeds"},
-		{ID: "OC-6", Test: "TestOC6_A", Verdict: claims.KnownDeviation, Measured: "found", Seeds: 20},
-		{ID: "OC-6", Test: "TestOC6_B", Verdict: claims.Inconclusive, Measured: "not found", Seeds: 5},
-		{ID: "OC-9", Test: "TestOC9_A", Verdict: claims.Inconclusive, Measured: "2 reaches", Seeds: 5},
-		{ID: "OC-9", Test: "TestOC9_B", Verdict: claims.Violated, Measured: "1 wrong", Seeds: 5},
+	recs := []findings.Record{
+		{ID: "OC-1", Test: "TestOC1_A", Verdict: findings.Holds, Measured: "0 wrong", Seeds: 20},
+		{ID: "OC-1", Test: "TestOC1_B", Verdict: findings.Inconclusive, Measured: "2 reaches", Seeds: 5, Note: "inconclusive: probe p reached 2 times in 5 seeds"},
+		{ID: "OC-6", Test: "TestOC6_A", Verdict: findings.KnownDeviation, Measured: "found", Seeds: 20},
+		{ID: "OC-6", Test: "TestOC6_B", Verdict: findings.Inconclusive, Measured: "not found", Seeds: 5},
+		{ID: "OC-9", Test: "TestOC9_A", Verdict: findings.Inconclusive, Measured: "2 reaches", Seeds: 5},
+		{ID: "OC-9", Test: "TestOC9_B", Verdict: findings.Violated, Measured: "1 wrong", Seeds: 5},
 	}
 	got := Merge(cs, recs)
 	require.Len(t, got, 3)
-	assert.Equal(t, claims.Inconclusive, got[0].Verdict, "over holds")
-	assert.Equal(t, claims.Inconclusive, got[1].Verdict, "over a documented deviation")
-	assert.Equal(t, claims.Violated, got[2].Verdict, "under violated")
+	assert.Equal(t, findings.Inconclusive, got[0].Verdict, "over holds")
+	assert.Equal(t, findings.Inconclusive, got[1].Verdict, "over a documented deviation")
+	assert.Equal(t, findings.Violated, got[2].Verdict, "under violated")
 
 	rep := &Report{Claims: got}
 	Judge(rep)
@@ -47,5 +48,5 @@ func TestAnInconclusiveClaimFailsTheAudit(t *testing.T) {
 	rep = &Report{Claims: held}
 	Judge(rep)
 	assert.Empty(t, rep.Problems)
-	assert.Equal(t, claims.Holds, held[0].Verdict)
+	assert.Equal(t, findings.Holds, held[0].Verdict)
 }

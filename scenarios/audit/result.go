@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // ClaimResult is the audit's verdict on one claim, merged from every record
@@ -28,15 +29,15 @@ type ClaimResult struct {
 	Unit       string  `json:"unit,omitempty"`
 	// Tightness is the largest worst/bound over the claim's directed
 	// checks (nil for a claim whose bound the design need not reach).
-	Tightness *float64            `json:"tightness,omitempty"`
-	Witness   string              `json:"witness,omitempty"`
-	Artifact  string              `json:"artifact,omitempty"`
-	Timeline  string              `json:"timeline,omitempty"`
-	Table     string              `json:"table,omitempty"`
-	Buckets   []claims.Bucket     `json:"buckets,omitempty"`
-	Hist      *claims.Hist        `json:"hist,omitempty"`
-	Probes    []claims.ProbeCount `json:"probes,omitempty"`
-	Note      string              `json:"note,omitempty"`
+	Tightness *float64              `json:"tightness,omitempty"`
+	Witness   string                `json:"witness,omitempty"`
+	Artifact  string                `json:"artifact,omitempty"`
+	Timeline  string                `json:"timeline,omitempty"`
+	Table     string                `json:"table,omitempty"`
+	Buckets   []findings.Bucket     `json:"buckets,omitempty"`
+	Hist      *findings.Hist        `json:"hist,omitempty"`
+	Probes    []findings.ProbeCount `json:"probes,omitempty"`
+	Note      string                `json:"note,omitempty"`
 }
 
 // MutantResult says whether a mutant was caught, and how quickly.
@@ -99,14 +100,14 @@ func (m MutantResult) Survival() string {
 // ProofResult is one bounded-exhaustive check: every schedule of a small
 // configuration within a preemption bound.
 type ProofResult struct {
-	ID       string              `json:"id"`
-	Test     string              `json:"test"`
-	Verdict  string              `json:"verdict"`
-	Expected string              `json:"expected"`
-	Measured string              `json:"measured"`
-	Proof    *claims.Proof       `json:"proof"`
-	Probes   []claims.ProbeCount `json:"probes,omitempty"`
-	Witness  string              `json:"witness,omitempty"`
+	ID       string                `json:"id"`
+	Test     string                `json:"test"`
+	Verdict  string                `json:"verdict"`
+	Expected string                `json:"expected"`
+	Measured string                `json:"measured"`
+	Proof    *findings.Proof       `json:"proof"`
+	Probes   []findings.ProbeCount `json:"probes,omitempty"`
+	Witness  string                `json:"witness,omitempty"`
 }
 
 // ProbeResult is one probe over every check that required it.
@@ -137,19 +138,19 @@ type Report struct {
 
 // Proofs separates the proof records (each its own line in the report).
 // A proof is expected to hold, and to have exhausted its space.
-func Proofs(recs []claims.Record) []ProofResult {
+func Proofs(recs []findings.Record) []ProofResult {
 	var out []ProofResult
 	for _, r := range recs {
 		if r.Proof == nil {
 			continue
 		}
-		out = append(out, ProofResult{ID: r.ID, Test: r.Test, Verdict: r.Verdict, Expected: claims.Holds, Measured: r.Measured, Proof: r.Proof, Probes: r.Probes, Witness: r.Witness})
+		out = append(out, ProofResult{ID: r.ID, Test: r.Test, Verdict: r.Verdict, Expected: findings.Holds, Measured: r.Measured, Proof: r.Proof, Probes: r.Probes, Witness: r.Witness})
 	}
 	return out
 }
 
 // ProbesOf merges the probes of every record, by name, in first-seen order.
-func ProbesOf(recs []claims.Record) []ProbeResult {
+func ProbesOf(recs []findings.Record) []ProbeResult {
 	var out []ProbeResult
 	index := map[string]int{}
 	for _, r := range recs {
@@ -175,7 +176,7 @@ func ProbesOf(recs []claims.Record) []ProbeResult {
 // Expected verdicts other than "holds": deviations the authors documented,
 // which the checks must reproduce.
 var expectedVerdict = map[string]string{
-	"OC-6": claims.KnownDeviation,
+	"OC-6": findings.KnownDeviation,
 }
 
 // Expected returns the verdict the audit expects for a claim.
@@ -183,19 +184,19 @@ func Expected(id string) string {
 	if v, ok := expectedVerdict[id]; ok {
 		return v
 	}
-	return claims.Holds
+	return findings.Holds
 }
 
 // severity orders verdicts for merging a claim's records: an inconclusive
 // record outranks any that found nothing broken, since its claim was not
 // judged in full, and yields to one that found it broken.
-var severity = map[string]int{claims.Holds: 0, claims.KnownDeviation: 1, claims.Inconclusive: 2, claims.Violated: 3, claims.NotChecked: 4}
+var severity = map[string]int{findings.Holds: 0, findings.KnownDeviation: 1, findings.Inconclusive: 2, findings.Violated: 3, findings.NotChecked: 4}
 
 // worse reports whether record a's figure is worse than b's: larger, or
 // smaller for a lower bound.
-func worse(a, b *claims.Record) bool {
+func worse(a, b *findings.Record) bool {
 	if a.Value != b.Value {
-		if a.BoundKind == claims.AtLeast.String() {
+		if a.BoundKind == string(claims.AtLeast) {
 			return a.Value < b.Value
 		}
 		return a.Value > b.Value
@@ -209,8 +210,8 @@ func worse(a, b *claims.Record) bool {
 // record's: the largest figure, or the smallest for a lower bound, over the
 // records of the claim's main bound (the one most of its records compare
 // with). Tightness is the largest over the directed records.
-func Merge(cs []claims.Claim, recs []claims.Record) []ClaimResult {
-	byID := map[string][]claims.Record{}
+func Merge(cs []claims.Claim, recs []findings.Record) []ClaimResult {
+	byID := map[string][]findings.Record{}
 	for _, r := range recs {
 		if r.Proof != nil {
 			continue // proofs are reported on their own lines
@@ -219,10 +220,10 @@ func Merge(cs []claims.Claim, recs []claims.Record) []ClaimResult {
 	}
 	out := make([]ClaimResult, 0, len(cs))
 	for _, c := range cs {
-		res := ClaimResult{ID: c.ID, Text: c.Text, Expected: Expected(c.ID), Verdict: claims.NotChecked,
+		res := ClaimResult{ID: c.ID, Text: c.Text, Expected: Expected(c.ID), Verdict: findings.NotChecked,
 			Measured: "no check ran", Bound: "-"}
 		rs := byID[c.ID]
-		var worst *claims.Record
+		var worst *findings.Record
 		verdict := -1
 		for i := range rs {
 			r := &rs[i]
@@ -276,7 +277,7 @@ func Merge(cs []claims.Claim, recs []claims.Record) []ClaimResult {
 
 // mainBound is the bound most of a claim's records compare with ("" for
 // zero-wrong records), the first on a tie.
-func mainBound(rs []claims.Record) string {
+func mainBound(rs []findings.Record) string {
 	count := map[string]int{}
 	best, n := "", -1
 	for _, r := range rs {
@@ -292,7 +293,7 @@ func mainBound(rs []claims.Record) string {
 
 // mergeBuckets adds distributions with the same labels; different label sets
 // keep the first (records of one claim use one bucketing).
-func mergeBuckets(a, b []claims.Bucket) []claims.Bucket {
+func mergeBuckets(a, b []findings.Bucket) []findings.Bucket {
 	if len(a) == 0 {
 		return slices.Clone(b)
 	}
@@ -310,8 +311,8 @@ func mergeBuckets(a, b []claims.Bucket) []claims.Bucket {
 
 // tightBound reports whether a claim has a bound the design may reach.
 func tightBound(id string) (claims.Bound, bool) {
-	for _, b := range claims.BoundsOf(id) {
-		if b.Tight {
+	for _, b := range claims.Table {
+		if b.Claim == id && b.Tight {
 			return b, true
 		}
 	}
@@ -345,21 +346,21 @@ func Judge(r *Report) {
 	}
 	for _, c := range r.Claims {
 		switch {
-		case c.Verdict == claims.NotChecked:
+		case c.Verdict == findings.NotChecked:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s is not checked by any claim check", c.ID))
-		case c.Verdict == claims.Inconclusive:
+		case c.Verdict == findings.Inconclusive:
 			// Never a pass: a check judged short of what its seeds must
 			// exercise has not shown the claim holds.
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: verdict inconclusive, expected %s: a check's seeds broke nothing but did not exercise it as its default seeds must (%s)", c.ID, c.Expected, c.Measured))
 		case c.Verdict != c.Expected:
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: verdict %s, expected %s (%s)", c.ID, c.Verdict, c.Expected, c.Measured))
 		}
-		if b, ok := tightBound(c.ID); ok && c.Verdict != claims.NotChecked {
+		if b, ok := tightBound(c.ID); ok && c.Verdict != findings.NotChecked {
 			switch {
 			case c.Tightness == nil:
 				r.Problems = append(r.Problems, fmt.Sprintf("%s: its bound %s (%s) may be reached by the design, but no directed check reported how close it came", c.ID, b, b.Name))
-			case *c.Tightness < claims.MinTightness:
-				r.Problems = append(r.Problems, fmt.Sprintf("%s: the checks reached only %.4f of the bound %s (need %.3f)", c.ID, *c.Tightness, b, claims.MinTightness))
+			case *c.Tightness < findings.MinTightness:
+				r.Problems = append(r.Problems, fmt.Sprintf("%s: the checks reached only %.4f of the bound %s (need %.3f)", c.ID, *c.Tightness, b, findings.MinTightness))
 			}
 		}
 	}

@@ -10,29 +10,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 var sample = []claims.Claim{{ID: "OC-1", Text: "union"}, {ID: "OC-6", Text: "debt"}, {ID: "OC-9", Text: "metrics"}}
 
 func TestMergeKeepsTheWorstAndFlagsGaps(t *testing.T) {
-	recs := []claims.Record{
-		{ID: "OC-1", Test: "TestOC1_Private", Verdict: claims.Holds, Measured: "0.7s", Bound: "≤ 1s", Value: 0.7, Seeds: 10,
-			Buckets: []claims.Bucket{{Label: "<1s", Count: 5}, {Label: "≥1s", Count: 0}}},
-		{ID: "OC-1", Test: "TestOC1_Deleted", Verdict: claims.Holds, Measured: "0.9s", Bound: "≤ 1s", Value: 0.9, Seeds: 10, Witness: "read 7",
-			Buckets: []claims.Bucket{{Label: "<1s", Count: 3}, {Label: "≥1s", Count: 0}}},
-		{ID: "OC-6", Test: "TestOC6_Lin", Verdict: claims.KnownDeviation, Measured: "found in 3 of 10 seeds", Seeds: 10},
+	recs := []findings.Record{
+		{ID: "OC-1", Test: "TestOC1_Private", Verdict: findings.Holds, Measured: "0.7s", Bound: "≤ 1s", Value: 0.7, Seeds: 10,
+			Buckets: []findings.Bucket{{Label: "<1s", Count: 5}, {Label: "≥1s", Count: 0}}},
+		{ID: "OC-1", Test: "TestOC1_Deleted", Verdict: findings.Holds, Measured: "0.9s", Bound: "≤ 1s", Value: 0.9, Seeds: 10, Witness: "read 7",
+			Buckets: []findings.Bucket{{Label: "<1s", Count: 3}, {Label: "≥1s", Count: 0}}},
+		{ID: "OC-6", Test: "TestOC6_Lin", Verdict: findings.KnownDeviation, Measured: "found in 3 of 10 seeds", Seeds: 10},
 	}
 	got := Merge(sample, recs)
 	require.Len(t, got, 3)
-	assert.Equal(t, claims.Holds, got[0].Verdict)
+	assert.Equal(t, findings.Holds, got[0].Verdict)
 	assert.Equal(t, "0.9s", got[0].Measured)
 	assert.Equal(t, "read 7", got[0].Witness)
 	assert.Equal(t, 20, got[0].Seeds)
 	assert.Equal(t, []string{"TestOC1_Private", "TestOC1_Deleted"}, got[0].Tests)
-	assert.Equal(t, []claims.Bucket{{Label: "<1s", Count: 8}, {Label: "≥1s", Count: 0}}, got[0].Buckets)
-	assert.Equal(t, claims.KnownDeviation, got[1].Verdict)
-	assert.Equal(t, claims.KnownDeviation, got[1].Expected)
-	assert.Equal(t, claims.NotChecked, got[2].Verdict)
+	assert.Equal(t, []findings.Bucket{{Label: "<1s", Count: 8}, {Label: "≥1s", Count: 0}}, got[0].Buckets)
+	assert.Equal(t, findings.KnownDeviation, got[1].Verdict)
+	assert.Equal(t, findings.KnownDeviation, got[1].Expected)
+	assert.Equal(t, findings.NotChecked, got[2].Verdict)
 
 	rep := &Report{Claims: got, Mutants: []MutantResult{
 		{ID: "m1", Claims: []string{"OC-1"}, Caught: true, SeedsToCatch: 3, CaughtBy: "TestOC1_Private"},
@@ -78,9 +79,9 @@ func TestMergeKeepsTheWorstAndFlagsGaps(t *testing.T) {
 }
 
 func TestAViolatedClaimIsAProblem(t *testing.T) {
-	got := Merge(sample[:1], []claims.Record{
-		{ID: "OC-1", Verdict: claims.Holds, Value: 0.5},
-		{ID: "OC-1", Verdict: claims.Violated, Value: 1.4, Measured: "1.4s"},
+	got := Merge(sample[:1], []findings.Record{
+		{ID: "OC-1", Verdict: findings.Holds, Value: 0.5},
+		{ID: "OC-1", Verdict: findings.Violated, Value: 1.4, Measured: "1.4s"},
 	})
 	rep := &Report{Claims: got}
 	Judge(rep)
@@ -89,10 +90,10 @@ func TestAViolatedClaimIsAProblem(t *testing.T) {
 }
 
 func TestProofsAreTheirOwnLines(t *testing.T) {
-	recs := []claims.Record{
-		{ID: "OC-1", Verdict: claims.Holds, Value: 0.5, Measured: "0.5s"},
-		{ID: "OC-1", Test: "TestOC1_Proof", Verdict: claims.Holds, Measured: "all schedules", Proof: &claims.Proof{Config: "1 pod", MaxPreemptions: 2, Explored: 40, Exhausted: true}},
-		{ID: "OC-1", Test: "TestOC1_Proof2", Verdict: claims.Holds, Proof: &claims.Proof{Config: "bigger", MaxPreemptions: 2, Explored: 9, Exhausted: false}},
+	recs := []findings.Record{
+		{ID: "OC-1", Verdict: findings.Holds, Value: 0.5, Measured: "0.5s"},
+		{ID: "OC-1", Test: "TestOC1_Proof", Verdict: findings.Holds, Measured: "all schedules", Proof: &findings.Proof{Config: "1 pod", MaxPreemptions: 2, Explored: 40, Exhausted: true}},
+		{ID: "OC-1", Test: "TestOC1_Proof2", Verdict: findings.Holds, Proof: &findings.Proof{Config: "bigger", MaxPreemptions: 2, Explored: 9, Exhausted: false}},
 	}
 	rep := &Report{Claims: Merge(sample[:1], recs), Proofs: Proofs(recs)}
 	assert.Equal(t, "0.5s", rep.Claims[0].Measured, "proofs do not merge into the sampled verdict")
@@ -110,9 +111,9 @@ func TestProofsAreTheirOwnLines(t *testing.T) {
 func TestTightBoundsMustBeReached(t *testing.T) {
 	cs := []claims.Claim{{ID: "OC-2", Text: "age"}}
 	low, high := 0.83, 0.9999
-	recs := []claims.Record{
-		{ID: "OC-2", Test: "TestOC2_Churn", Verdict: claims.Holds, Value: 0.83, BoundName: "open set max age", Tightness: &high, Sampled: true},
-		{ID: "OC-2", Test: "TestOC2_Race", Verdict: claims.Holds, Value: 0.83, BoundName: "open set max age", Tightness: &low},
+	recs := []findings.Record{
+		{ID: "OC-2", Test: "TestOC2_Churn", Verdict: findings.Holds, Value: 0.83, BoundName: "open set max age", Tightness: &high, Sampled: true},
+		{ID: "OC-2", Test: "TestOC2_Race", Verdict: findings.Holds, Value: 0.83, BoundName: "open set max age", Tightness: &low},
 	}
 	rep := &Report{Claims: Merge(cs, recs)}
 	Judge(rep)
@@ -131,18 +132,18 @@ func TestTightBoundsMustBeReached(t *testing.T) {
 // Of several records of a lower bound, the worst is the smallest figure.
 func TestTheWorstOfALowerBoundIsTheSmallest(t *testing.T) {
 	cs := []claims.Claim{{ID: "OC-8", Text: "load"}}
-	got := Merge(cs, []claims.Record{
-		{ID: "OC-8", Verdict: claims.Holds, Value: 40, BoundName: "row reduction", BoundKind: "at-least", Measured: "40x"},
-		{ID: "OC-8", Verdict: claims.Holds, Value: 25, BoundName: "row reduction", BoundKind: "at-least", Measured: "25x"},
+	got := Merge(cs, []findings.Record{
+		{ID: "OC-8", Verdict: findings.Holds, Value: 40, BoundName: "row reduction", BoundKind: "at-least", Measured: "40x"},
+		{ID: "OC-8", Verdict: findings.Holds, Value: 25, BoundName: "row reduction", BoundKind: "at-least", Measured: "25x"},
 	})
 	assert.Equal(t, "25x", got[0].Measured)
 }
 
 // Every probe a check required must have been reached.
 func TestUnreachedProbesAreProblems(t *testing.T) {
-	recs := []claims.Record{
-		{ID: "MS-3", Test: "TestMS3_A", Verdict: claims.Holds, Probes: []claims.ProbeCount{{Name: "p", Claim: "MS-3", Min: 2, Seeds: 1, Count: 1}}},
-		{ID: "MS-3", Test: "TestMS3_B", Verdict: claims.Holds, Probes: []claims.ProbeCount{{Name: "p", Claim: "MS-3", Min: 2, Seeds: 0, Count: 0}}},
+	recs := []findings.Record{
+		{ID: "MS-3", Test: "TestMS3_A", Verdict: findings.Holds, Probes: []findings.ProbeCount{{Name: "p", Claim: "MS-3", Min: 2, Seeds: 1, Count: 1}}},
+		{ID: "MS-3", Test: "TestMS3_B", Verdict: findings.Holds, Probes: []findings.ProbeCount{{Name: "p", Claim: "MS-3", Min: 2, Seeds: 0, Count: 0}}},
 	}
 	ps := ProbesOf(recs)
 	require.Len(t, ps, 1)
@@ -160,7 +161,7 @@ func TestUnreachedProbesAreProblems(t *testing.T) {
 // A window chart has a linear axis to 1.2 × the bound, the bound and the
 // worst observation marked.
 func TestWindowChartsMarkTheBoundAndTheWorst(t *testing.T) {
-	c := ClaimResult{ID: "OC-2", BoundName: "open set max age", Bound: "< 1s", Hist: claims.NewHist([]float64{0.83, 0.999}, 1, 0.999)}
+	c := ClaimResult{ID: "OC-2", BoundName: "open set max age", Bound: "< 1s", Hist: findings.NewHist([]float64{0.83, 0.999}, 1, 0.999)}
 	svg := windowSVG(c)
 	assert.Contains(t, svg, "bound 1s")
 	assert.Contains(t, svg, "worst 0.999s")

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -165,7 +165,7 @@ func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]strin
 // package's untimed part before its timed one, whatever order the
 // processes ended in: the same files, and the same audit, for any number
 // of processes at once. RunAudit runs the mutants in the same budget.
-func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]claims.Record, []string, error) {
+func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]findings.Record, []string, error) {
 	c, err := r.startClaims(ctx, pattern, seeds)
 	if err != nil {
 		return nil, nil, err
@@ -259,12 +259,14 @@ func (c *claimPhase) runUntimed(s *slots) {
 	wg.Wait()
 }
 
-func (c *claimPhase) join() ([]claims.Record, []string, error) { return joinClaimParts(c.dir, c.parts) }
+func (c *claimPhase) join() ([]findings.Record, []string, error) {
+	return joinClaimParts(c.dir, c.parts)
+}
 
 // joinClaimParts writes the parts' records, stats and output, in the parts'
 // order, to dir's claims.jsonl, stats.jsonl and output.txt, and returns
 // the records and the failed tests.
-func joinClaimParts(dir string, parts []claimPart) ([]claims.Record, []string, error) {
+func joinClaimParts(dir string, parts []claimPart) ([]findings.Record, []string, error) {
 	var recs, stats, output bytes.Buffer
 	var failed []string
 	for _, p := range parts {
@@ -301,7 +303,7 @@ func joinClaimParts(dir string, parts []claimPart) ([]claims.Record, []string, e
 	if recs.Len() == 0 {
 		return nil, failed, fmt.Errorf("the scenario tests wrote no claim records (see %s)", filepath.Join(dir, "output.txt"))
 	}
-	recList, err := claims.Read(recFile)
+	recList, err := findings.Read(recFile)
 	return recList, failed, err
 }
 
@@ -382,7 +384,7 @@ func (r Runner) runSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int
 // spent most of its time in configurations run after the catch).
 //
 // A mutant whose checks fly seeds is screened first: its checks run on one
-// seed each (claims.ScreenEnv), judged only on what that seed breaks on its
+// seed each (findings.ScreenEnv), judged only on what that seed breaks on its
 // own. Most mutants are caught there, by their first seed, after one seed
 // of each check before the catching one instead of the whole budget of
 // each (make audit's mutant phase: 70 s of process time of which most went
@@ -420,7 +422,7 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 	statsFile := filepath.Join(dir, "stats.jsonl")
 	env := simEnv(seeds, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts"))
 	if screen {
-		env[claims.ScreenEnv] = "1"
+		env[findings.ScreenEnv] = "1"
 	}
 	// Nothing reads a caught seed's own artifacts (its full trace and
 	// replay file): its first failure is reported by name and seed, which
@@ -637,7 +639,7 @@ type MutantPhase struct {
 // the ones the two calls one after the other would give, in the same
 // order: only the progress lines interleave. The mutants' results are nil
 // without a mutant phase.
-func (r Runner) RunAudit(ctx context.Context, pattern string, seeds int, mp *MutantPhase) ([]claims.Record, []string, []MutantResult, error) {
+func (r Runner) RunAudit(ctx context.Context, pattern string, seeds int, mp *MutantPhase) ([]findings.Record, []string, []MutantResult, error) {
 	r.Log = &lockedWriter{w: r.Log}
 	var c *claimPhase
 	var cerr error

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
@@ -93,7 +93,7 @@ func buildFixture(t *testing.T, pkg string) (root, bin string) {
 // failing helper test of a family package would pass the audit, and make
 // test no longer runs the family packages outside the audit.
 func TestAFailingTestThatIsNoClaimCheckIsAProblem(t *testing.T) {
-	got := Merge(sample[:1], []claims.Record{{ID: "OC-1", Test: "TestOC1_Union/perKey=4", Verdict: claims.Holds, Value: 0.5}})
+	got := Merge(sample[:1], []findings.Record{{ID: "OC-1", Test: "TestOC1_Union/perKey=4", Verdict: findings.Holds, Value: 0.5}})
 	rep := &Report{Claims: got, FailedTests: []string{"mod/oc TestOC1_Union", "mod/oc TestHelperTables", "mod/ms: does not build"}}
 	Judge(rep)
 	assert.Equal(t, []string{
@@ -284,7 +284,7 @@ func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
 }
 
 // TestMutantsAreScreenedOnOneSeedFirst: a mutant's checks fly one seed each
-// first, judged only on what that seed breaks (claims.ScreenEnv). A mutant
+// first, judged only on what that seed breaks (findings.ScreenEnv). A mutant
 // the first seed catches is caught there, without the seeds of the checks
 // before the catching one (fixture-first: TestEarly flies 1 seed, not 10);
 // one that takes more seeds passes the screen and is caught by the full run

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
+	"github.com/windtunnel/windtunnel/scenarios/claims/shard"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -29,37 +31,37 @@ func TestAShortRunThatExercisesTooLittleIsInconclusive(t *testing.T) {
 	b := Bound{Kind: AtMost, Value: 1, Unit: Seconds, Tight: true, Strict: true}
 	probe := func(seeds, rateSeeds int) Outcome {
 		return Outcome{Claim: "X-1", Seeds: seeds, rateSeeds: rateSeeds, Bound: &b, Seen: true, Worst: 0.999, Tightness: 0.999,
-			Probes: []ProbeCount{{Name: "p", What: "a rare thing", Min: 3, Count: 2}}}
+			Probes: []findings.ProbeCount{{Name: "p", What: "a rare thing", Min: 3, Count: 2}}}
 	}
 	short := probe(5, 200)
-	assert.Equal(t, Inconclusive, judge(&short, true, false))
+	assert.Equal(t, findings.Inconclusive, judge(&short, true, false))
 	assert.Empty(t, short.Problems)
 	require.Len(t, short.Unexercised, 1)
 	assert.Contains(t, short.Unexercised[0], "probe p (a rare thing) reached 2 times in 5 seeds, fewer than 3")
 	assert.Contains(t, short.Unexercised[0], "-sim.seeds=200 judges it")
 	full := probe(200, 200)
-	assert.Equal(t, Violated, judge(&full, true, false))
+	assert.Equal(t, findings.Violated, judge(&full, true, false))
 	assert.Empty(t, full.Unexercised)
 	assert.Contains(t, strings.Join(full.Problems, "; "), "reached 2 times in 200 seeds, fewer than 3")
 	audit := probe(5, 0) // Run judges a run filing records for the audit in full
-	assert.Equal(t, Violated, judge(&audit, true, false))
+	assert.Equal(t, findings.Violated, judge(&audit, true, false))
 	screened := probe(1, 200)
-	assert.Equal(t, Holds, judge(&screened, true, true), "the screen does not judge rates at all")
+	assert.Equal(t, findings.Holds, judge(&screened, true, true), "the screen does not judge rates at all")
 	reached := probe(5, 200)
 	reached.Probes[0].Count = 3
-	assert.Equal(t, Holds, judge(&reached, true, false), "%v %v", reached.Problems, reached.Unexercised)
+	assert.Equal(t, findings.Holds, judge(&reached, true, false), "%v %v", reached.Problems, reached.Unexercised)
 
 	loose := Outcome{Claim: "X-1", Seeds: 5, rateSeeds: 20, Bound: &b, Seen: true, Worst: 0.5, Tightness: 0.5}
-	assert.Equal(t, Inconclusive, judge(&loose, true, false))
+	assert.Equal(t, findings.Inconclusive, judge(&loose, true, false))
 	assert.Contains(t, strings.Join(loose.Unexercised, "; "), "reached only 0.5000 of its bound < 1s")
 	loose = Outcome{Claim: "X-1", Seeds: 20, rateSeeds: 20, Bound: &b, Seen: true, Worst: 0.5, Tightness: 0.5}
-	assert.Equal(t, Violated, judge(&loose, true, false))
+	assert.Equal(t, findings.Violated, judge(&loose, true, false))
 
 	unseen := Outcome{Claim: "X-1", Seeds: 5, rateSeeds: 20, Bound: &b}
-	assert.Equal(t, Inconclusive, judge(&unseen, true, false))
+	assert.Equal(t, findings.Inconclusive, judge(&unseen, true, false))
 	assert.Contains(t, strings.Join(unseen.Unexercised, "; "), "no seed of 5 observed anything to compare with the bound < 1s")
 	unseen = Outcome{Claim: "X-1", Seeds: 20, rateSeeds: 20, Bound: &b}
-	assert.Equal(t, Violated, judge(&unseen, true, false))
+	assert.Equal(t, findings.Violated, judge(&unseen, true, false))
 
 	// What a seed breaks on its own is a violation however few the seeds.
 	for name, o := range map[string]Outcome{ //windtunnel:unordered independent cases
@@ -67,19 +69,19 @@ func TestAShortRunThatExercisesTooLittleIsInconclusive(t *testing.T) {
 		"a wrong one":         {Claim: "X-1", Seeds: 5, rateSeeds: 20, Wrong: 1, Of: 3, Witness: "w"},
 		"wrong, none seen":    {Claim: "X-1", Seeds: 5, rateSeeds: 20, Bound: &b, Wrong: 1, Of: 1, Witness: "w"},
 		"a failed seed":       {Claim: "X-1", Seeds: 5, rateSeeds: 20, Failed: 1, FirstFailure: "seed 0x1: boom"},
-		"failed, probe unmet": {Claim: "X-1", Seeds: 5, rateSeeds: 20, Failed: 1, FirstFailure: "seed 0x1: boom", Probes: []ProbeCount{{Name: "p", Min: 1}}},
+		"failed, probe unmet": {Claim: "X-1", Seeds: 5, rateSeeds: 20, Failed: 1, FirstFailure: "seed 0x1: boom", Probes: []findings.ProbeCount{{Name: "p", Min: 1}}},
 	} {
-		assert.Equal(t, Violated, judge(&o, true, false), name)
+		assert.Equal(t, findings.Violated, judge(&o, true, false), name)
 	}
 
 	// A check's own Judge decides between holds, a documented deviation and
 	// violated; a short run that exercised too little is inconclusive
 	// either way it found nothing broken.
 	o := Outcome{Unexercised: []string{"probe p reached 0 times"}}
-	assert.Equal(t, Inconclusive, unexercised(KnownDeviation, &o))
-	assert.Equal(t, Inconclusive, unexercised(Holds, &o))
-	assert.Equal(t, Violated, unexercised(Violated, &o))
-	assert.Equal(t, KnownDeviation, unexercised(KnownDeviation, &Outcome{}))
+	assert.Equal(t, findings.Inconclusive, unexercised(findings.KnownDeviation, &o))
+	assert.Equal(t, findings.Inconclusive, unexercised(findings.Holds, &o))
+	assert.Equal(t, findings.Violated, unexercised(findings.Violated, &o))
+	assert.Equal(t, findings.KnownDeviation, unexercised(findings.KnownDeviation, &Outcome{}))
 }
 
 // TestProbeCountsScaleBeforeTheyJudge: merge scales a probe's Min to the
@@ -89,9 +91,9 @@ func TestAShortRunThatExercisesTooLittleIsInconclusive(t *testing.T) {
 func TestProbeCountsScaleBeforeTheyJudge(t *testing.T) {
 	probes := []Probe{{Name: "p", What: "a rare thing", Min: 120}}
 	run := func(n int) Outcome {
-		seeds := make([]SeedSample, n)
+		seeds := make([]shard.Seed[Sample], n)
 		for i := range seeds {
-			seeds[i] = SeedSample{Seed: uint64(i + 1), Index: i, Sample: Sample{Of: 1}}
+			seeds[i] = shard.Seed[Sample]{Seed: uint64(i + 1), Index: i, Sample: Sample{Of: 1}}
 			if i < 2 {
 				seeds[i].Probes = map[string]int64{"p": 1}
 			}
@@ -102,10 +104,10 @@ func TestProbeCountsScaleBeforeTheyJudge(t *testing.T) {
 	}
 	short := run(5)
 	assert.Equal(t, int64(3), short.Probes[0].Min)
-	assert.Equal(t, Inconclusive, judge(&short, true, false))
+	assert.Equal(t, findings.Inconclusive, judge(&short, true, false))
 	full := run(200)
 	assert.Equal(t, int64(120), full.Probes[0].Min)
-	assert.Equal(t, Violated, judge(&full, true, false))
+	assert.Equal(t, findings.Violated, judge(&full, true, false))
 }
 
 // reachesProbe says whether a seed reaches the fixture's probe: the test's
@@ -127,11 +129,10 @@ func TestFixtureShortRun(t *testing.T) {
 		limit = time.Second
 	}
 	Run(t, Check[Sample]{
-		Claim: claim, Bound: "open set max age", Seeds: 200,
+		Claim: claim, Bound: "open set max age", Options: simtest.Options{Seeds: 200},
 		Fly: func(s *sim.Sim, b Bound) (Sample, error) {
 			return toyAge(s, limit, reachesProbe(t, s))
 		},
-		Sample:   func(r Sample) Sample { return r },
 		Measured: func(o Outcome) string { return fmt.Sprintf("%d observations", o.Of) },
 		Probes:   []Probe{{Name: "toy/served-late", What: "an answer served late", Min: 120}},
 	})
@@ -184,10 +185,10 @@ func TestShortRunsAreInconclusiveAndPass(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "claims.jsonl")
 	out, err = shortRun(t, "probe", 5, file)
 	require.Error(t, err, out)
-	recs, rerr := Read(file)
+	recs, rerr := findings.Read(file)
 	require.NoError(t, rerr, out)
 	require.Len(t, recs, 1, out)
-	assert.Equal(t, Violated, recs[0].Verdict)
+	assert.Equal(t, findings.Violated, recs[0].Verdict)
 	assert.Contains(t, out, "reached 2 times in 5 seeds, fewer than 3")
 
 	// A figure beyond the bound is a violation at any seed count.

@@ -7,6 +7,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // chunkSeed is what the inspections of one DR-6 seed saw.
@@ -39,7 +40,7 @@ type chunkSeed struct {
 // which is only cross-checked.
 func TestDR6_ChunkLayoutFromOutside(t *testing.T) {
 	claims.Run(t, claims.Check[chunkSeed]{
-		Claim: "DR-6", Bound: "chunk points", Seeds: 12,
+		Claim: "DR-6", Bound: "chunk points", Options: simtest.Options{Seeds: 12},
 		Fly: func(s *sim.Sim, b claims.Bound) (chunkSeed, error) {
 			var out chunkSeed
 			_, r, err := fly(s, drain.Config{Keys: keys, Inspect: true},
@@ -90,8 +91,6 @@ func TestDR6_ChunkLayoutFromOutside(t *testing.T) {
 			return fmt.Sprintf("the largest of %d chunk observations at %d inspected lock sections held %s points; %d wrong; %d records reallocated or opened at most %d chunk each; %d drains split %d straddling chunks (their kept halves: %d points) and put %d kept points back in their own arrays",
 				o.Tally["observed"], o.Tally["sections"], o.WorstText(), o.Wrong, o.Tally["records"], int64(o.Peak["maxRealloc"]), o.Tally["drains"], o.Tally["straddling"], o.Tally["splitKept"], o.Tally["movedWhole"])
 		},
-		Note: func(claims.Outcome) string {
-			return "measured by walking the collector's buffered map at every lock section (scenarios/world/drain/inspect.go); the collector's DrainStats are only cross-checked"
-		},
+		Note: "measured by walking the collector's buffered map at every lock section (scenarios/world/drain/inspect.go); the collector's DrainStats are only cross-checked",
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // drainsSeed is what one seed of DR-4 saw.
@@ -35,7 +36,7 @@ type drainsSeed struct {
 // swaps.
 func TestDR4_ConcurrentDrainsSerialized(t *testing.T) {
 	claims.Run(t, claims.Check[drainsSeed]{
-		Claim: "DR-4", Seeds: 30,
+		Claim: "DR-4", Options: simtest.Options{Seeds: 30},
 		Fly: func(s *sim.Sim, _ claims.Bound) (drainsSeed, error) {
 			var out drainsSeed
 			w, r, err := fly(s, drain.Config{Keys: linKeys},
@@ -99,9 +100,7 @@ func TestDR4_ConcurrentDrainsSerialized(t *testing.T) {
 			probe(drain.ProbeDrainWaiting, "a second drain waiting on the drain mutex during the first's split", 10),
 			probe(drain.ProbePruneInSplit, "a prune between a drain's two swaps", 5),
 		},
-		Note: func(claims.Outcome) string {
-			return "the aggregation may run after the drain mutex is released, as the source text's review noted"
-		},
+		Note: "the aggregation may run after the drain mutex is released, as the source text's review noted",
 	})
 }
 
@@ -179,7 +178,7 @@ func proofBody(s *sim.Sim) {
 func TestDR5_PutBackOrder(t *testing.T) {
 	type seed struct{ drains, during, reads, afterKept, newKeys int64 }
 	claims.Run(t, claims.Check[seed]{
-		Claim: "DR-5", Seeds: 30,
+		Claim: "DR-5", Options: simtest.Options{Seeds: 30},
 		Fly: func(s *sim.Sim, _ claims.Bound) (seed, error) {
 			var out seed
 			_, r, err := fly(s, drain.Config{Keys: keys},
@@ -243,7 +242,7 @@ func TestDR7_Linearizable(t *testing.T) {
 		witness                                 string
 	}
 	claims.Run(t, claims.Check[seed]{
-		Claim: "DR-7", Seeds: 20,
+		Claim: "DR-7", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (seed, error) {
 			var out seed
 			wp := &drain.WorkerPlan{Period: time.Second, Fail: flushFailures(s)}
@@ -311,9 +310,7 @@ func TestDR7_Linearizable(t *testing.T) {
 				o.Tally["linOps"], o.Tally["ops"], o.Tally["finalQueries"], o.Tally["reproduced"], o.Seeds, o.Tally["deviations"], o.Tally["cycles"], o.Tally["failed"], o.Failed)
 		},
 		Probes: []claims.Probe{probe(drain.ProbeQueryDeviation, "a query inside a split that missed buffered points (the documented deviation, which must be reproduced)", 1)},
-		Note: func(claims.Outcome) string {
-			return "documented deviation (source text and package doc): while a drain is between its swaps, an in-memory query does not see the swapped-out points; serve durable metrics from the store"
-		},
+		Note:   "documented deviation (source text and package doc): while a drain is between its swaps, an in-memory query does not see the swapped-out points; serve durable metrics from the store",
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // flushKeys are metric names with dimensions, as the source text's flush
@@ -73,7 +74,7 @@ func TestDR11_FlushOutputUnchanged(t *testing.T) {
 	for _, size := range sizes {
 		t.Run(sizeName(size.perKey), func(t *testing.T) {
 			claims.Run(t, claims.Check[flushSeed]{
-				Claim: "DR-11", Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey),
+				Claim: "DR-11", Options: simtest.Options{Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey)},
 				Fly: func(s *sim.Sim, _ claims.Bound) (flushSeed, error) {
 					cfg := drain.Config{Keys: flushKeys, Collector: collector.Config{BucketWidth: 10 * time.Second}}
 					epoch := s.Seed()%2 == 0

@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // probeFlushInsideBucket counts the flushes whose lagged instant fell
@@ -49,7 +50,7 @@ func TestDR11_FlushFuncFlushesEachBucketOnce(t *testing.T) {
 		duration = 10 * time.Minute
 	)
 	claims.Run(t, claims.Check[flushFuncRun]{
-		Claim: "DR-11", Seeds: 20,
+		Claim: "DR-11", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (flushFuncRun, error) {
 			var run flushFuncRun
 			ctx := context.Background()

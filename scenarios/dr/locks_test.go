@@ -9,6 +9,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // lockSeed is what one seed of DR-2 saw, drain by drain.
@@ -43,7 +44,7 @@ func TestDR2_NoPointCopiedUnderTheLock(t *testing.T) {
 	for _, size := range sizes {
 		t.Run(sizeName(size.perKey), func(t *testing.T) {
 			claims.Run(t, claims.Check[lockSeed]{
-				Claim: "DR-2", Bound: "points copied under the write lock", Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey),
+				Claim: "DR-2", Bound: "points copied under the write lock", Options: simtest.Options{Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey)},
 				Fly: func(s *sim.Sim, _ claims.Bound) (lockSeed, error) {
 					small := size.perKey <= 10_000
 					_, r, err := fly(s, drain.Config{Keys: keys, Inspect: true},
@@ -76,9 +77,7 @@ func TestDR2_NoPointCopiedUnderTheLock(t *testing.T) {
 						int64(o.Peak["maxBuffered"]), o.Tally["movedWhole"], o.Tally["splitKept"])
 				},
 				Probes: []claims.Probe{probe(drain.ProbeRecordInSplit, "a record issued during a drain's split", 1)},
-				Note: func(claims.Outcome) string {
-					return "counted from the probe's lock log and its inspections of the chunks at every lock section; the collector's own MovedUnderLock is only cross-checked"
-				},
+				Note:   "counted from the probe's lock log and its inspections of the chunks at every lock section; the collector's own MovedUnderLock is only cross-checked",
 			})
 		})
 	}
@@ -145,7 +144,7 @@ func TestDR3_WriteLockFreeDuringSplit(t *testing.T) {
 		waited                                          time.Duration
 	}
 	claims.Run(t, claims.Check[seed]{
-		Claim: "DR-3", Seeds: 30,
+		Claim: "DR-3", Options: simtest.Options{Seeds: 30},
 		Fly: func(s *sim.Sim, _ claims.Bound) (seed, error) {
 			var out seed
 			w, r, err := fly(s, drain.Config{Keys: keys},
@@ -203,8 +202,6 @@ func TestDR3_WriteLockFreeDuringSplit(t *testing.T) {
 			probe(drain.ProbeRecordInSplit, "a record issued during a drain's split", 10),
 			probe(drain.ProbeRecordAfterSplit, "a record issued at a drain's last yield, after its split, before its put-back", 3),
 		},
-		Note: func(claims.Outcome) string {
-			return fmt.Sprintf("a record that needs the write lock while a drain holds it cannot complete: the drain then stops the run after %v of virtual time; the source text's review: a probe only at the start of the split let both lock mutants pass", drain.HookTimeout)
-		},
+		Note: fmt.Sprintf("a record that needs the write lock while a drain holds it cannot complete: the drain then stops the run after %v of virtual time; the source text's review: a probe only at the start of the split let both lock mutants pass", drain.HookTimeout),
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // partition is what one seed of DR-1 measured.
@@ -276,7 +277,7 @@ func TestDR1_PlainPartition(t *testing.T) {
 	} {
 		t.Run(sizeName(size.perKey), func(t *testing.T) {
 			claims.Run(t, claims.Check[partition]{
-				Claim: "DR-1", Bound: "points on the wrong side of the cutoff", Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey),
+				Claim: "DR-1", Bound: "points on the wrong side of the cutoff", Options: simtest.Options{Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey)},
 				Fly: func(s *sim.Sim, _ claims.Bound) (partition, error) {
 					return partitionSeed(s, size.keys, size.perKey)
 				},
@@ -295,9 +296,7 @@ func TestDR1_PlainPartition(t *testing.T) {
 					return fmt.Sprintf("%s points on the wrong side of a cutoff and %d other differences from the plain partition over %d points at %d/key: %d drain/prune/bucket steps, with %d points 1 ns before a cutoff, %d exactly on one and %d 1 ns after one; %d buckets",
 						o.WorstText(), o.Wrong, o.Of, size.perKey, o.Tally["steps"], o.Tally["below"], o.Tally["atCutoff"], o.Tally["above"], o.Tally["bucket"])
 				},
-				Note: func(claims.Outcome) string {
-					return "out-of-order timestamps per key: nearly ordered with 2% up to 5 s late, or shuffled over the whole span, one in eight 1 ns off the millisecond grid; each cutoff 1 ns before, on or 1 ns after a recorded point, with points at all three relations"
-				},
+				Note:   "out-of-order timestamps per key: nearly ordered with 2% up to 5 s late, or shuffled over the whole span, one in eight 1 ns off the millisecond grid; each cutoff 1 ns before, on or 1 ns after a recorded point, with points at all three relations",
 				Probes: boundaryProbes(size.seeds),
 			})
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/drain"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // pruneSeed is what the inspections of one DR-10 seed saw of its prunes.
@@ -102,7 +103,7 @@ func TestDR10_PruneMovesWholeChunks(t *testing.T) {
 	for _, size := range sizes {
 		t.Run(sizeName(size.perKey), func(t *testing.T) {
 			claims.Run(t, claims.Check[pruneSeed]{
-				Claim: "DR-10", Bound: "copied per key", Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey),
+				Claim: "DR-10", Bound: "copied per key", Options: simtest.Options{Seeds: size.seeds, MaxSeeds: heavyCap(size.perKey)},
 				Fly: func(s *sim.Sim, b claims.Bound) (pruneSeed, error) {
 					w, err := drain.New(s, drain.Config{Keys: keys, Inspect: true, Stamps: ordered()})
 					if err != nil {
@@ -130,9 +131,7 @@ func TestDR10_PruneMovesWholeChunks(t *testing.T) {
 					return fmt.Sprintf("at %d/key, %d prunes with up to %d points live copied at most %s points for one key under the write lock (%d in all, from the %d straddling chunks of %d live), %d points of chunks that did not straddle",
 						size.perKey, o.Tally["prunes"], int64(o.Peak["maxBuffered"]), o.WorstText(), o.Tally["copied"], o.Tally["straddling"], o.Tally["chunks"], o.Tally["notStraddling"])
 				},
-				Note: func(claims.Outcome) string {
-					return "counted from the probe's inspections of the chunks when each prune takes and releases the write lock; the collector counts nothing for it"
-				},
+				Note: "counted from the probe's inspections of the chunks when each prune takes and releases the write lock; the collector counts nothing for it",
 			})
 		})
 	}
@@ -216,7 +215,7 @@ func prunes(s *sim.Sim, w *drain.World, perKey, chunk int) (directed int) {
 // prune held the write lock.
 func TestDR10_PruneOutOfOrder(t *testing.T) {
 	claims.Run(t, claims.Check[pruneSeed]{
-		Claim: "DR-10", Seeds: 10,
+		Claim: "DR-10", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, _ claims.Bound) (pruneSeed, error) {
 			w, r, err := fly(s, drain.Config{Keys: keys, Inspect: true},
 				drain.Plan{Preload: 4_000, Recorders: 2, RecordsEach: 20, Drainers: 3, DrainsEach: 4, DrainDelay: 4, Prunes: 16,

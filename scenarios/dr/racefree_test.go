@@ -15,7 +15,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/racefree"
 )
 
 // TestDR7_RealGoroutinesRaceFree runs the collector's operations on real
@@ -42,7 +42,7 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 	ctx := context.Background()
 	// The drainer, the pruners, the readers and the inspector run in the
 	// background, a round at a time, while the recorders record
-	// (claims.Goroutine.Background); the recorders start once a reader has.
+	// (racefree.Goroutine.Background); the recorders start once a reader has.
 	var drained, pruned, reads, inspections atomic.Int64
 	var readerStarted atomic.Bool
 	recorder := func(w int) error {
@@ -108,17 +108,17 @@ func TestDR7_RealGoroutinesRaceFree(t *testing.T) {
 		r.Yield()
 		return nil
 	}
-	background := func(gs []claims.Goroutine) []claims.Goroutine {
+	background := func(gs []racefree.Goroutine) []racefree.Goroutine {
 		for i := range gs {
 			gs[i].Background = true
 		}
 		return gs
 	}
-	gs := claims.Workers("recorder", recorders, recorder)
-	gs = append(gs, background(claims.Workers("reader", 2, reader))...)
-	gs = append(gs, background(claims.Workers("pruner", 2, pruner))...)
-	gs = append(gs, background([]claims.Goroutine{{Name: "drainer", Run: drainer}, {Name: "inspector", Run: inspector}})...)
-	claims.Concurrently(t, r, gs...)
+	gs := racefree.Workers("recorder", recorders, recorder)
+	gs = append(gs, background(racefree.Workers("reader", 2, reader))...)
+	gs = append(gs, background(racefree.Workers("pruner", 2, pruner))...)
+	gs = append(gs, background([]racefree.Goroutine{{Name: "drainer", Run: drainer}, {Name: "inspector", Run: inspector}})...)
+	racefree.Concurrently(t, r, gs...)
 	left := c.Len()
 	if total := int64(recorders * perRecorder); drained.Load()+pruned.Load()+left != total {
 		t.Errorf("DR-7: %d points recorded on real goroutines, %d drained + %d pruned + %d buffered = %d",
@@ -192,10 +192,10 @@ func TestDR9_RealGoroutinesRaceFree(t *testing.T) {
 			}
 			return stop(w)
 		}
-		claims.Concurrently(t, r,
-			claims.Goroutine{Name: "recorder", Run: recorder},
-			claims.Goroutine{Name: "starter", Run: starter},
-			claims.Goroutine{Name: "stopper", Run: stopper})
+		racefree.Concurrently(t, r,
+			racefree.Goroutine{Name: "recorder", Run: recorder},
+			racefree.Goroutine{Name: "starter", Run: starter},
+			racefree.Goroutine{Name: "stopper", Run: stopper})
 		// Stopped once, stopped for good: a second Stop returns once the
 		// worker's task, if Start came after all, has ended.
 		if err := stop(w); err != nil {
@@ -210,11 +210,11 @@ func TestDR9_RealGoroutinesRaceFree(t *testing.T) {
 }
 
 // realCollector is a collector on real goroutines for the RaceFree checks,
-// its read holds yielding inside (claims.Preempting), and the instant its
+// its read holds yielding inside (racefree.Preempting), and the instant its
 // points start at.
 func realCollector(t *testing.T) (rt.Runtime, *collector.Collector, time.Time) {
 	t.Helper()
-	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
+	r := racefree.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
 	c, err := collector.New(r, collector.Config{BucketWidth: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/model/baseline"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // DR-8's workload, after the source text: 120 s of points per key (400,000
@@ -233,8 +234,8 @@ func TestDR8_FlushLockWait(t *testing.T) {
 		t.Errorf("DR-8: after %d attempts the new drain's median longest lock wait is %v (bound %s) and old/new is %.0fx (bound %s)",
 			attempts, newMed, bound, ratio, ratioBound)
 	}
-	claims.Report(t, claims.Record{
-		ID: "DR-8", Verdict: map[bool]string{true: claims.Holds, false: claims.Violated}[ok],
+	findings.Report(t, findings.Record{
+		ID: "DR-8", Verdict: map[bool]string{true: findings.Holds, false: findings.Violated}[ok],
 		Measured: fmt.Sprintf("longest wait for the write lock during a flush (the longer of the wait a 20,000 records/s recorder saw and the drain's longest hold), median of %d drains at %d keys x %d points: old %v, new %v: %.0fx (recorder saw up to %v old, %v new; attempt %d of %d; %v wall)",
 			waitDrains, waitKeys, waitPerKey, oldMed.Round(time.Microsecond), newMed, ratio, slices.Max(waits[0]).Round(time.Microsecond), slices.Max(waits[1]),
 			attempts, waitAttempts, time.Since(start).Round(time.Millisecond)), //windtunnel:realtime

@@ -11,7 +11,10 @@ import (
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // workerRun is what one seed of TestDR9_WorkerCountsFailures saw.
@@ -41,16 +44,16 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 		duration = 10 * time.Minute
 		lag      = 30 * time.Second
 	)
-	var series string
-	for _, m := range claims.Metrics {
+	var counter string
+	for _, m := range series.Table {
 		if m.Claim == "DR-9" {
-			series = m.Series()
+			counter = m.Series()
 		}
 	}
-	if series == "" {
+	if counter == "" {
 		t.Fatal("DR-9: the claims table names no worker error counter")
 	}
-	claims.Run(t, claims.Check[workerRun]{Claim: "DR-9", Seeds: 30, Fly: func(s *sim.Sim, _ claims.Bound) (workerRun, error) {
+	claims.Run(t, claims.Check[workerRun]{Claim: "DR-9", Options: simtest.Options{Seeds: 30}, Fly: func(s *sim.Sim, _ claims.Bound) (workerRun, error) {
 		ctx := context.Background()
 		r := s.Rand()
 		var reg stats.Registry
@@ -152,24 +155,24 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 		// The worker's own Errors() is the count under test; the series, by
 		// the name and type the claims table gives, is read as a Prometheus
 		// server reads it: the registry's text exposition through the
-		// Prometheus parser (claims.Scrape), not the registry's own
+		// Prometheus parser (series.Scrape), not the registry's own
 		// Snapshot, which passed an exposition no scraper could parse (a
 		// label value printed unquoted).
-		scraped, err := claims.Scrape(&reg, "worker_errors")
+		scraped, err := series.Scrape(&reg, "worker_errors")
 		if err != nil {
 			return run, fmt.Errorf("DR-9: scraping the worker's metrics: %w", err)
 		}
 		run.cycles, run.injected = wk.Cycles(), int64(len(injected))
-		run.errs = scraped[series]
+		run.errs = scraped[counter]
 		run.left = c.Len()
 
 		switch {
 		case run.calls != want || run.cycles != want:
 			return run, fmt.Errorf("DR-9: %d drain calls and %d cycles in %v at one per %v, want %d (failures: %v)", run.calls, run.cycles, duration+period/2, period, want, injected)
-		case !registered(scraped, series):
-			return run, fmt.Errorf("DR-9: the exposition has no series %s (it has %d series)", series, len(scraped))
+		case !registered(scraped, counter):
+			return run, fmt.Errorf("DR-9: the exposition has no series %s (it has %d series)", counter, len(scraped))
 		case run.errs != run.injected:
-			return run, fmt.Errorf("DR-9: %s counts %d failed cycles, %d failed (%v)", series, run.errs, run.injected, injected)
+			return run, fmt.Errorf("DR-9: %s counts %d failed cycles, %d failed (%v)", counter, run.errs, run.injected, injected)
 		case int64(len(logs)) != run.injected:
 			return run, fmt.Errorf("DR-9: %d log lines for %d failed cycles: %q", len(logs), run.injected, logs)
 		}
@@ -186,7 +189,7 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			}
 		}
 		if wk.Errors() != run.errs {
-			return run, fmt.Errorf("DR-9: the worker says %d errors, %s says %d", wk.Errors(), series, run.errs)
+			return run, fmt.Errorf("DR-9: the worker says %d errors, %s says %d", wk.Errors(), counter, run.errs)
 		}
 		if run.flushed+run.lost+run.left != run.recorded {
 			return run, fmt.Errorf("DR-9: %d points recorded, %d flushed + %d lost with a failed sink + %d buffered = %d",
@@ -215,23 +218,23 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 		},
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d flush cycles failed by injection (panic, error, or sink; %d of them while the worker stopped, and %d more cycles gave up at the stop, which is no failure); %s counted %d, one log line each; every cycle ran on time after a failure; %d points recorded = %d flushed + %d lost with a failed sink + %d still buffered; %d seeds failed",
-				o.Tally["injected"], o.Tally["cycles"], o.Tally["stopFailed"], o.Tally["stopGaveUp"], series, o.Tally["errs"], o.Tally["recorded"], o.Tally["flushed"], o.Tally["lost"], o.Tally["left"], o.Failed)
+				o.Tally["injected"], o.Tally["cycles"], o.Tally["stopFailed"], o.Tally["stopGaveUp"], counter, o.Tally["errs"], o.Tally["recorded"], o.Tally["flushed"], o.Tally["lost"], o.Tally["left"], o.Failed)
 		},
 		Probes: []claims.Probe{{Name: "dr/cycle-running-at-stop", What: "a flush cycle was still running when the worker was stopped", Min: 20}},
-		Judge: func(o *claims.Outcome) string {
-			// The default rule has judged the seeds; a run that injected no
-			// failure proves nothing.
-			if o.Tally["injected"] == 0 {
-				o.Problems = append(o.Problems, "no cycle failed: the check injected nothing")
-			}
-			if len(o.Problems) > 0 {
-				return claims.Violated
-			}
-			return claims.Holds
+		More: claims.Hooks[workerRun]{
+			Judge: func(o *claims.Outcome) string {
+				// The default rule has judged the seeds; a run that injected no
+				// failure proves nothing.
+				if o.Tally["injected"] == 0 {
+					o.Problems = append(o.Problems, "no cycle failed: the check injected nothing")
+				}
+				if len(o.Problems) > 0 {
+					return findings.Violated
+				}
+				return findings.Holds
+			},
 		},
-		Note: func(claims.Outcome) string {
-			return "buckets a failing sink could not store are lost: FlushFunc's documented contract (the sink owns any retry)"
-		},
+		Note: "buckets a failing sink could not store are lost: FlushFunc's documented contract (the sink owns any retry)",
 	})
 }
 

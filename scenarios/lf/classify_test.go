@@ -10,6 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/logfilter"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // lf1Table is LF-1's classification table: the claim's cases (span
@@ -381,12 +382,12 @@ func lf1Segment(t *rapid.T, onlyPlain bool) (string, bool) {
 func (tl *lf1Tally) report(t *testing.T) {
 	t.Helper()
 	smp := tl.smp
-	verdict := claims.Holds
+	verdict := findings.Holds
 	if smp.Wrong > 0 {
-		verdict = claims.Violated
+		verdict = findings.Violated
 		t.Errorf("LF-1: %d of %d lists misclassified or misrouted; first: %s", smp.Wrong, smp.Of, smp.Witness)
 	}
-	claims.Report(t, claims.Record{
+	findings.Report(t, findings.Record{
 		ID: "LF-1", Verdict: verdict,
 		Measured: fmt.Sprintf("%d of %d directive lists (%d from the table, %d at the parsers' limits, %d built from segments of known kind, %d glued from pieces; %d plain by the reference) classified or routed otherwise than the reference says; observed from outside, New's filter was lock-free for %d lists, locking for %d, and %d were rejected as the span-aware parser rejects them; %s",
 			smp.Wrong, smp.Of, tl.table, tl.edge, tl.built, tl.pieces, tl.plain, tl.lockFree, tl.locking, tl.rejected, tl.limits),

@@ -10,6 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // lf2Rules are the targets generated lists name: the event targets, their
@@ -107,16 +108,16 @@ func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {
 func (tl *lf2Tally) report(t *testing.T) {
 	t.Helper()
 	smp := tl.smp
-	verdict := claims.Holds
+	verdict := findings.Holds
 	switch {
 	case smp.Wrong > 0:
 		t.Errorf("LF-2: %d of %d plain lists differ; first: %s", smp.Wrong, smp.Of, smp.Witness)
-		verdict = claims.Violated
+		verdict = findings.Violated
 	case tl.fixed < 17 || tl.written == 0:
 		t.Errorf("LF-2: only %d fixed lists (the source text's test has 17) and %d records written: the differential proves nothing", tl.fixed, tl.written)
-		verdict = claims.Violated
+		verdict = findings.Violated
 	}
-	claims.Report(t, claims.Record{
+	findings.Report(t, findings.Record{
 		ID: "LF-2", Verdict: verdict,
 		Measured: fmt.Sprintf("%d of %d plain lists (%d fixed, %d generated) made the target table (or New's filter, or the reference reading) log otherwise than the span-aware filter; %d events per filter compared (%d target-level pairs at %d places inside and outside spans per list), of which the span-aware filter logged %d",
 			smp.Wrong, smp.Of, tl.fixed, tl.built, tl.events, len(logfiltertest.AllTargets)*len(logfiltertest.EventLevels), 7, tl.written),

@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // lf3Directed are LF-3's directed lists, each with the target whose level
@@ -174,16 +175,16 @@ func TestLF3_EmptyLevelNeverTakesTheTargetPath(t *testing.T) {
 func (tl *lf3Tally) report(t *testing.T) {
 	t.Helper()
 	smp := tl.smp
-	verdict := claims.Holds
+	verdict := findings.Holds
 	switch {
 	case smp.Wrong > 0:
 		t.Errorf("LF-3: %d of %d lists wrong; first: %s", smp.Wrong, smp.Of, smp.Witness)
-		verdict = claims.Violated
+		verdict = findings.Violated
 	case tl.tableDiffers == 0:
 		t.Errorf("LF-3: no list showed the two readings differ: the check cannot see a misrouted list")
-		verdict = claims.Violated
+		verdict = findings.Violated
 	}
-	claims.Report(t, claims.Record{
+	findings.Report(t, findings.Record{
 		ID: "LF-3", Verdict: verdict,
 		Measured: fmt.Sprintf("%d of %d lists with an empty level wrong (%d directed: %d target-level events read as every level by the span-aware filter and as ERROR by the target table; %d generated through the LF-2 workload); New kept %d of them on the span-aware path, observed from outside, and for %d the target table's reading would have logged otherwise",
 			smp.Wrong, smp.Of, tl.directed, tl.levelsChecked, tl.built, tl.lockingNew, tl.tableDiffers),

@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // lf5Configs are the installations LF-5's check flies: both filters of the
@@ -284,7 +285,7 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 	// read lock each.
 	perFilter := two.Int() / 2
 	claims.Run(t, claims.Check[lf5Result]{
-		Claim: "LF-5", Bound: zero.Name, Seeds: 10,
+		Claim: "LF-5", Bound: zero.Name, Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (lf5Result, error) { return flyLF5(s, b.Int(), perFilter) },
 		Sample: func(r lf5Result) claims.Sample {
 			smp := r.smp
@@ -300,9 +301,7 @@ func TestLF5_TargetPathTakesNoLock(t *testing.T) {
 				t2[opEnter].reads(), t2[opExit].reads(), t2[opEnter].n, t2[opExit].n, max(t2[opEnter].max.W, t2[opExit].max.W),
 				t1[opEnter].reads(), t1[opExit].reads(), o.Wrong, countOps(ops), o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return fmt.Sprintf("counted by a counting rt.Runtime around the simulator, per operation and task; the span-aware figure is the table's %s; speed: go test ./scenarios/lf -run '^$' -bench BenchmarkLF5_SpanEnterExit (8 goroutines, both paths in the same run, reports the ratio)", two)
-		},
+		Note: fmt.Sprintf("counted by a counting rt.Runtime around the simulator, per operation and task; the span-aware figure is the table's %s; speed: go test ./scenarios/lf -run '^$' -bench BenchmarkLF5_SpanEnterExit (8 goroutines, both paths in the same run, reports the ratio)", two),
 		Probes: []claims.Probe{
 			{Name: "lf/rlock-while-another-task-reads", What: "a span enter or exit took a filter's read lock while another task held it", Min: 10},
 			{Name: "lf/rlock-behind-a-writer", What: "a span enter or exit took a filter's read lock while a span's creation or close held or waited for the write lock", Min: 10},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/racefree"
 )
 
 // TestLF4_RealGoroutinesRaceFree is LF-4 "also under real goroutines":
@@ -52,7 +52,7 @@ func TestLF4_RealGoroutinesRaceFree(t *testing.T) {
 func raceFreeShape(t *testing.T, shapeIndex int, shape lf4Shape, rounds int) bool {
 	t.Helper()
 	const workers = 6
-	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
+	r := racefree.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
 	spans, logs, otel, err := shape.install(r)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func raceFreeShape(t *testing.T, shapeIndex int, shape lf4Shape, rounds int) boo
 		}
 		return nil
 	}
-	claims.Concurrently(t, r, claims.Workers("worker", workers, worker)...)
+	racefree.Concurrently(t, r, racefree.Workers("worker", workers, worker)...)
 	if t.Failed() {
 		return false
 	}

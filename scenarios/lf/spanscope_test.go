@@ -15,6 +15,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // The two filters of LF-4's world, installed together as logs and
@@ -728,7 +729,7 @@ func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
 	const workers, rounds = 4, 6
 	var events, logged, spans int
 	claims.Run(t, claims.Check[lf4Result]{
-		Claim: "LF-4", Seeds: 20,
+		Claim: "LF-4", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (lf4Result, error) { return flyLF4(s, workers, rounds) },
 		Sample: func(r lf4Result) claims.Sample {
 			events, logged, spans = events+r.events, logged+r.logs, spans+r.spans
@@ -740,9 +741,7 @@ func TestLF4_SpanScopeUnderInterleavings(t *testing.T) {
 			return fmt.Sprintf("%d of %d event fates wrong (%d events at every level, each judged in the logs and the telemetry output; %d records written; %d spans created by %d tasks and the tasks they started, exited in orders drawn from the seed, outer ones before inner ones too); seeds per registry shape: %s; %s",
 				o.Wrong, o.Of, events, logged, spans, workers, lf4ShapeCounts(o.Tally), o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return fmt.Sprintf("simulated: logs %q and telemetry %q installed together (or one of them as the plain %q or %q, in either order); reference from the claim's words; real goroutines: TestLF4_RealGoroutinesRaceFree under the race detector (make race, and the Race mutants lf-register-without-lock and lf-unregister-without-lock)", lf4Logs, lf4Otel, lf4LogsPlain, lf4OtelPlain)
-		},
+		Note: fmt.Sprintf("simulated: logs %q and telemetry %q installed together (or one of them as the plain %q or %q, in either order); reference from the claim's words; real goroutines: TestLF4_RealGoroutinesRaceFree under the race detector (make race, and the Race mutants lf-register-without-lock and lf-unregister-without-lock)", lf4Logs, lf4Otel, lf4LogsPlain, lf4OtelPlain),
 		Probes: []claims.Probe{
 			{Name: "lf/log-inside-conn-while-another-task-enters-or-exits", What: "a task logged inside its conn span while another task was entering or exiting a span (inside the filters' read locks)", Min: 20},
 			{Name: "lf/enter-while-another-task-is-inside-conn", What: "a span entered on one task while another task was inside a conn span", Min: 20},

@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // TestMS13_HitsAllocateNothing checks MS-13: a check served from a fresh
@@ -65,13 +66,13 @@ func TestMS13_HitsAllocateNothing(t *testing.T) {
 			misses = append(misses, fmt.Sprintf("a miss at %d IDs allocated nothing: the measurement cannot see allocations", n))
 		}
 	}
-	verdict := claims.Holds
+	verdict := findings.Holds
 	if smp.Worst != 0 || len(misses) > 0 {
-		verdict = claims.Violated
+		verdict = findings.Violated
 		t.Errorf("MS-13: worst %v allocations per hit (%s) %v", smp.Worst, smp.Witness, misses)
 	}
 	b := claims.Get("MS-13", "allocations per hit")
-	claims.Report(t, claims.Record{
+	findings.Report(t, findings.Record{
 		ID: "MS-13", Verdict: verdict,
 		Measured: fmt.Sprintf("%v allocations per hit at most, over %d hit kinds at 1 and %d IDs (first, last and an absent channel); every miss allocated (%d did not)", smp.Worst, smp.Of, capIDs, len(misses)),
 		Bound:    b.String(), BoundName: b.Name, BoundValue: b.Value, Value: smp.Worst, Unit: string(b.Unit), Seeds: 1, Witness: smp.Witness,

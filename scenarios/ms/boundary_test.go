@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // boundaryProbe is one user of the MS-4 boundary probes.
@@ -45,7 +46,7 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 		{memberships: int(snapshotIDs.Int()) + 16, sample: 200},
 	}
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-4", Bound: "fetch ids", Seeds: 3,
+		Claim: "MS-4", Bound: "fetch ids", Options: simtest.Options{Seeds: 3},
 		Fly: func(s *sim.Sim, fetch claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			r := s.Rand()
@@ -119,13 +120,10 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("largest fetch %s rows over %d boundary users (4,097 / 16,384 / 16,385 / 16,400 memberships); answers, snapshot-or-marker and fetch sizes checked per user: %s", o.WorstText(), o.Of, o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return "one pod, pool of 8, default configuration; grant order random per seed"
-		},
+		Note: "one pod, pool of 8, default configuration; grant order random per seed",
 	})
 }
 
@@ -148,7 +146,7 @@ func TestMS4_MarkerExpiresWhenUserShrinks(t *testing.T) {
 	capIDs := int(claims.Get("MS-4", "snapshot ids").Int())
 	fresh := claims.Get("MS-2", "freshness").Duration()
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-4", Seeds: 3,
+		Claim: "MS-4", Options: simtest.Options{Seeds: 3},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			r := s.Rand()
@@ -231,13 +229,10 @@ func TestMS4_MarkerExpiresWhenUserShrinks(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d checks of a user fallen from above the snapshot cap to within it not served from a snapshot once the freshness bound had passed since its marker's load: %s", o.Wrong, o.Of, o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return fmt.Sprintf("one pod, pool of 8, default configuration; one user from %d–%d down to %d–%d memberships, the removals' invalidations lost", capIDs+1, capIDs+16, capIDs-63, capIDs)
-		},
+		Note: fmt.Sprintf("one pod, pool of 8, default configuration; one user from %d–%d down to %d–%d memberships, the removals' invalidations lost", capIDs+1, capIDs+16, capIDs-63, capIDs),
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // errOffline is what the database answers while the retained entries are
@@ -82,12 +83,12 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-8", Bound: "budget", Seeds: 1,
+		Claim: "MS-8", Bound: "budget",
 		// A directed construction: one client loads the users one after
 		// another, so a seed changes only the statements' latencies, and
 		// each seed takes seconds of CPU (64 MiB of snapshots). Three show
 		// what it is for; -sim.seeds=200 would spend minutes on copies.
-		MaxSeeds: 3,
+		Options: simtest.Options{Seeds: 1, MaxSeeds: 3},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			if got := int64(ids) * authz.IDSize; got != maxList.Int() {
@@ -131,13 +132,10 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("retained payload %s (16 bytes per ID of the snapshots the pod answers from without the database), a lower bound of the retained weight", o.WorstText())
 		},
-		Note: func(claims.Outcome) string {
-			return "default configuration; users in 16,384 channels each, loaded past the budget; retained snapshots found by probing with the database offline"
-		},
+		Note: "default configuration; users in 16,384 channels each, loaded past the budget; retained snapshots found by probing with the database offline",
 	})
 }
 
@@ -151,7 +149,7 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 	const budget, capIDs, perKind = 2048, 4, 4000
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-8", Seeds: 2,
+		Claim: "MS-8", Options: simtest.Options{Seeds: 2},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			members := make([][]int, 2*perKind)
@@ -210,7 +208,6 @@ func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d budget probes retained more empty snapshots or markers than the budget has bytes: %s", o.Wrong, o.Of, o.SeedsText())
 		},
@@ -225,7 +222,7 @@ func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 func TestMS8_EvictionKeepsAnswersRight(t *testing.T) {
 	const capIDs, nUsers, nChannels = 64, 48, 72
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-8", Seeds: 10,
+		Claim: "MS-8", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			r := s.Rand()
@@ -296,7 +293,6 @@ func TestMS8_EvictionKeepsAnswersRight(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Probes: []claims.Probe{{Name: "ms/evicted-and-reloaded", What: "users evicted under the budget and loaded again", Min: 10}},
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d answers wrong under constant eviction", o.Wrong, o.Of)

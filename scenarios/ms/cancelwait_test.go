@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // probeCancelledWhileWaiting counts requests that gave up while another
@@ -34,7 +35,7 @@ func TestMS6_CancelledWaitIsNoTimeout(t *testing.T) {
 	const nChannels = 8
 	const load = 1500 * time.Millisecond
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-6", Seeds: 20,
+		Claim: "MS-6", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			smp := claims.Sample{Seen: true, Tally: map[string]int64{}}
 			r := s.Rand()
@@ -130,7 +131,6 @@ func TestMS6_CancelledWaitIsNoTimeout(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(x claims.Sample) claims.Sample { return x },
 		Probes: []claims.Probe{{Name: probeCancelledWhileWaiting, What: "a request gave up while another request's load of its user ran", Min: 20}},
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d checks of a user during its 1.5 s load: %d gave up while waiting for the user's lock and failed with their deadline, %d answered from the load; no point check, no wait_timeout fallback counted; %d seeds failed",

@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestMS1_ColdClientOneRead checks MS-1: a cold client in N channels
@@ -23,7 +24,7 @@ import (
 // answer must match the tables.
 func TestMS1_ColdClientOneRead(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-1", Bound: "reads per cold client", Seeds: 10,
+		Claim: "MS-1", Bound: "reads per cold client", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			const nChannels = 300
@@ -89,7 +90,6 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("at most %s membership reads per cold client over %d cold clients in 1–280 channels (reads = full-set loads + point checks, counted by the database)", o.WorstText(), o.Of)
 		},
@@ -106,7 +106,7 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 // every other request.
 func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-5", Bound: "reads per concurrent cold checks", Seeds: 20,
+		Claim: "MS-5", Bound: "reads per concurrent cold checks", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			const nChannels = 64
@@ -174,10 +174,9 @@ func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("at most %s membership reads per user over %d concurrent cold requests (K = 2–64 per user)", o.WorstText(), o.Of)
 		},
-		Note: func(claims.Outcome) string { return "one pod, pool of 1–8, loads of up to 1 s (LockWait 2 s)" },
+		Note: "one pod, pool of 1–8, loads of up to 1 s (LockWait 2 s)",
 	})
 }

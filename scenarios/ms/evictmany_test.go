@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestMS8_OneLoadEvictsMany checks MS-8's budget where equal sizes never
@@ -32,7 +33,7 @@ func TestMS8_OneLoadEvictsMany(t *testing.T) {
 	perID := maxList.Int() / snapshotIDs.Int()
 	big := int(snapshotIDs.Int())
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-8", Seeds: 3,
+		Claim: "MS-8", Options: simtest.Options{Seeds: 3},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			smp := claims.Sample{Seen: true}
 			r := s.Rand()
@@ -93,7 +94,6 @@ func TestMS8_OneLoadEvictsMany(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(x claims.Sample) claims.Sample { return x },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("after one maximum-size load into a 1 MiB cache full of smaller snapshots, the payload retained was at most %.0f bytes (a lower bound of the retained weight); %d of %d seeds over the budget; %d seeds failed",
 				o.Worst, o.Wrong, o.Seeds, o.Failed)

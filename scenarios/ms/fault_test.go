@@ -11,9 +11,11 @@ import (
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/stale"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestMS6_LockWaitTimeoutPointCheck checks MS-6: if waiting for the user's
@@ -29,7 +31,7 @@ import (
 func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 	const nUsers, nChannels = 4, 16
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-6", Seeds: 10,
+		Claim: "MS-6", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			r := s.Rand()
@@ -104,14 +106,11 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 			}
 			return judgeFallbacks(smp, d, "under lock-wait timeouts")
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Probes: []claims.Probe{{Name: "ms/lock-wait-timed-out", What: "a check's wait for its user's lock timed out", Min: 5}},
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d checks wrong or miscounted under lock-wait timeouts (%d seeds with timeouts); the wait_timeout counter compared with the point checks the database ran", o.Wrong, o.Of, o.Probes[0].Seeds)
 		},
-		Note: func(claims.Outcome) string {
-			return "one pod, LockWait 2 s (default), 40–90% of loads 2.1–4 s; static truth"
-		},
+		Note: "one pod, LockWait 2 s (default), 40–90% of loads 2.1–4 s; static truth",
 	})
 }
 
@@ -135,7 +134,7 @@ func TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm(t *testing.T) {
 	const nChannels, checks = 16, 12
 	const load, every, lockWait = 100 * time.Millisecond, 50 * time.Millisecond, 30 * time.Second
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-6", Seeds: 10,
+		Claim: "MS-6", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			r := s.Rand()
@@ -198,14 +197,11 @@ func TestMS6_WaitRoundsRunOutUnderAnInvalidationStorm(t *testing.T) {
 			}
 			return judgeFallbacks(smp, d, "when the wait rounds ran out")
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Probes: []claims.Probe{{Name: "ms/wait-rounds-ran-out", What: "a check stopped waiting for its user's lock after the last round, long before LockWait", Min: 10}},
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d checks wrong or miscounted when their wait rounds ran out (%d fallbacks of exhausted rounds in %d seeds); the wait_timeout counter compared with the point checks the database ran", o.Wrong, o.Of, o.Probes[0].Count, o.Probes[0].Seeds)
 		},
-		Note: func(claims.Outcome) string {
-			return "one pod, 12 cold checks of one user at once, loads 100 ms, the user invalidated every 50 ms, LockWait 30 s; static truth"
-		},
+		Note: "one pod, 12 cold checks of one user at once, loads 100 ms, the user invalidated every 50 ms, LockWait 30 s; static truth",
 	})
 }
 
@@ -253,7 +249,7 @@ type faultSeed struct {
 func TestMS7_FailuresPropagate(t *testing.T) {
 	const nUsers, nChannels = 8, 8
 	claims.Run(t, claims.Check[faultSeed]{
-		Claim: "MS-7", Seeds: 10,
+		Claim: "MS-7", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, _ claims.Bound) (faultSeed, error) {
 			var f faultSeed
 			r := s.Rand()
@@ -397,7 +393,7 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 				f.smp.Of += int64(st.Reads)
 				for _, v := range st.Values {
 					if v > 0 {
-						f.smp.Wrongly(func() string { return claims.DescribeWitness(st.Witness, w.History.Describe) })
+						f.smp.Wrongly(func() string { return stale.Witness(st.Witness, w.History.Describe) })
 					}
 				}
 				if st.Phantoms > 0 {
@@ -425,8 +421,10 @@ func TestMS7_FailuresPropagate(t *testing.T) {
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d answers not true at any instant of their request; %s", o.Wrong, o.Of, o.SeedsText())
 		},
-		Note: func(o claims.Outcome) string {
-			return fmt.Sprintf("one pod, reliable bus; injected read failures in %d seeds reached clients; follow-ups after the faults must proceed within LockWait", o.Probes[1].Seeds)
+		More: claims.Hooks[faultSeed]{
+			NoteFrom: func(o claims.Outcome) string {
+				return fmt.Sprintf("one pod, reliable bus; injected read failures in %d seeds reached clients; follow-ups after the faults must proceed within LockWait", o.Probes[1].Seeds)
+			},
 		},
 	})
 }

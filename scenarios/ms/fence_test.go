@@ -18,6 +18,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // linTimeout bounds porcupine on one seed's history. Histories here are
@@ -57,7 +58,7 @@ type fenceSeed struct {
 // community-wide drops landing during loads of that community.
 func TestMS3_FenceLinearizable(t *testing.T) {
 	claims.Run(t, claims.Check[fenceSeed]{
-		Claim: "MS-3", Seeds: 8,
+		Claim: "MS-3", Options: simtest.Options{Seeds: 8},
 		Fly: func(s *sim.Sim, _ claims.Bound) (fenceSeed, error) {
 			var f fenceSeed
 			w, err := pods.FlyMS(s, pods.MSOpts{Pods: 1, Reliable: true, LossyPod: -1, Tweak: communityWide})
@@ -84,12 +85,14 @@ func TestMS3_FenceLinearizable(t *testing.T) {
 			return f, fmt.Errorf("MS-3: the membership checks on one pod with reliable invalidation are %s", f.smp.Witness)
 		},
 		Sample: func(f fenceSeed) claims.Sample { return f.smp },
-		Artifact: func(dir string, f fenceSeed) string {
-			if f.lin.Verdict != porcupine.Illegal {
-				return ""
-			}
-			path, _ := f.lin.WriteVisualization(dir)
-			return path
+		More: claims.Hooks[fenceSeed]{
+			Artifact: func(dir string, f fenceSeed) string {
+				if f.lin.Verdict != porcupine.Illegal {
+					return ""
+				}
+				path, _ := f.lin.WriteVisualization(dir)
+				return path
+			},
 		},
 		Probes: []claims.Probe{
 			{Name: pods.ProbeDropDuringLoad, What: "a membership invalidation applied while a load of the same user was in flight", Min: 20},
@@ -99,9 +102,7 @@ func TestMS3_FenceLinearizable(t *testing.T) {
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d seeds not linearizable (%d operations checked)", o.Wrong, o.Seeds, o.Of)
 		},
-		Note: func(claims.Outcome) string {
-			return "one pod, reliable bus, half the loads 300–900 ms, swarm DB plan, membership changes plus channel deletions, accessible_all and visibility changes; porcupine over boolean registers per (user, channel)"
-		},
+		Note: "one pod, reliable bus, half the loads 300–900 ms, swarm DB plan, membership changes plus channel deletions, accessible_all and visibility changes; porcupine over boolean registers per (user, channel)",
 	})
 }
 

@@ -10,10 +10,12 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/stale"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // staleness is a seed's sample over its membership answers: grant- and/or
@@ -45,7 +47,7 @@ func staleness(w *pods.World, b claims.Bound, grants, denials bool) (claims.Samp
 		if !class.on {
 			continue
 		}
-		smp := claims.FromStaleness(class.st.ClassReport, w.History.Describe)
+		smp := stale.Sample(class.st.ClassReport, w.History.Describe)
 		out.Of += smp.Of
 		out.Wrong += smp.Wrong
 		out.Values = append(out.Values, smp.Values...)
@@ -77,7 +79,7 @@ func staleness(w *pods.World, b claims.Bound, grants, denials bool) (claims.Samp
 // seeds run at all (the audit stops a mutant's run at its first failure).
 func TestMS2_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-2", Bound: "freshness", Seeds: 10,
+		Claim: "MS-2", Bound: "freshness", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			poolWait := s.Rand().IntN(2) == 0
 			w, err := raceWorld(s, poolWait)
@@ -92,11 +94,8 @@ func TestMS2_RaceToTheBound(t *testing.T) {
 			}
 			return staleness(w, b, true, true)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: measuredStaleness("grant- and deny-staleness of a user's checks racing its membership change"),
-		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; the change commits at the load's snapshot instant (on half the seeds after a pool wait); probes at pods.WindowOffsets of the bound"
-		},
+		Note:     "two pods, the reading pod loses every invalidation; the change commits at the load's snapshot instant (on half the seeds after a pool wait); probes at pods.WindowOffsets of the bound",
 	})
 }
 
@@ -109,7 +108,7 @@ func TestMS2_RaceToTheBound(t *testing.T) {
 // the window; TestMS2_RaceToTheBound drives it to its end.
 func TestMS2_FreshnessFromCheckout(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-2", Bound: "freshness", Seeds: 8, Sampled: true,
+		Claim: "MS-2", Bound: "freshness", Options: simtest.Options{Seeds: 8}, Sampled: true,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, err := pods.FlyMS(s, pods.MSOpts{Pods: 3, LossyPod: 2, Tweak: func(c *pods.MSChurn) {
 				c.WritePods = []int{0, 1} // a write applies locally on its pod: pod2 learns only by the bus
@@ -119,11 +118,8 @@ func TestMS2_FreshnessFromCheckout(t *testing.T) {
 			}
 			return staleness(w, b, true, true)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: measuredStaleness("grant- and deny-staleness of membership checks"),
-		Note: func(claims.Outcome) string {
-			return "3 pods, pod2 loses 90–100% of invalidations plus swarm bus faults; half the loads take 300–900 ms; swarm DB plan (slow tail, errors, pool of 1–4 on half the seeds)"
-		},
+		Note:     "3 pods, pod2 loses 90–100% of invalidations plus swarm bus faults; half the loads take 300–900 ms; swarm DB plan (slow tail, errors, pool of 1–4 on half the seeds)",
 	})
 }
 
@@ -221,7 +217,7 @@ func raceMembership(s *sim.Sim, w *pods.World, b claims.Bound, u authz.ID, chang
 // caught by this race before the random workload runs.
 func TestMS10_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-10", Bound: "freshness", Seeds: 10,
+		Claim: "MS-10", Bound: "freshness", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, err := raceWorld(s, false)
 			if err != nil {
@@ -235,11 +231,8 @@ func TestMS10_RaceToTheBound(t *testing.T) {
 			}
 			return staleness(w, b, false, true)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: measuredStaleness("deny-staleness of a new member's checks on a pod that lost the grant's invalidation"),
-		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; the grant commits at the load's snapshot instant"
-		},
+		Note:     "two pods, the reading pod loses every invalidation; the grant commits at the load's snapshot instant",
 	})
 }
 
@@ -251,7 +244,7 @@ func TestMS10_RaceToTheBound(t *testing.T) {
 // expires: deny-staleness below the bound.
 func TestMS10_NewGrantMissingAtMost10s(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-10", Bound: "freshness", Seeds: 6, Sampled: true,
+		Claim: "MS-10", Bound: "freshness", Options: simtest.Options{Seeds: 6}, Sampled: true,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, err := pods.FlyMS(s, pods.MSOpts{Pods: 3, LossyPod: 1, Tweak: func(c *pods.MSChurn) {
 				c.WritePods, c.ReadPods = []int{0}, []int{1, 2}
@@ -262,11 +255,8 @@ func TestMS10_NewGrantMissingAtMost10s(t *testing.T) {
 			}
 			return staleness(w, b, false, true)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: measuredStaleness("deny-staleness of membership checks on the pods that did not write"),
-		Note: func(claims.Outcome) string {
-			return "writes on pod0 only, checks on pod1 (loses 90–100% of invalidations) and pod2"
-		},
+		Note:     "writes on pod0 only, checks on pod1 (loses 90–100% of invalidations) and pod2",
 	})
 }
 

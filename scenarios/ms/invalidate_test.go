@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // otherCommunity holds one user whose entries no invalidation of
@@ -79,7 +80,7 @@ func TestMS9_RoundTripCheckReportsLoss(t *testing.T) {
 func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 	const nUsers, nChannels, steps = 4, 6, 25
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-9", Seeds: 10,
+		Claim: "MS-9", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			r := s.Rand()
@@ -216,13 +217,10 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d checks after an invalidation re-read another set of users than it drops (or answered wrong); every message round-tripped with its channel_id: %s", o.Wrong, o.Of, o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return "3 pods, reliable bus; membership grants/removals via World.Write, accessible_all / channel_deleted / visibility via the bus; one user of another community; each pod warmed in a seed-drawn order"
-		},
+		Note: "3 pods, reliable bus; membership grants/removals via World.Write, accessible_all / channel_deleted / visibility via the bus; one user of another community; each pod warmed in a seed-drawn order",
 		Probes: []claims.Probe{
 			{Name: probeDropTargetMRU, What: "a change had to drop a pod's most recently used entry", Min: 100},
 			{Name: probeDropTargetLRU, What: "a change had to drop a pod's least recently used entry", Min: 100},

@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // abClient is one client of the MS-11 load: it connects at connectAt,
@@ -162,7 +163,7 @@ func reduction(before, after int64) float64 {
 func TestMS11_EfficiencyVsPointChecks(t *testing.T) {
 	reads := claims.Get("MS-11", "fewer per-channel reads")
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "MS-11", Bound: "fewer checkouts", Seeds: 3,
+		Claim: "MS-11", Bound: "fewer checkouts", Options: simtest.Options{Seeds: 3},
 		Fly: func(s *sim.Sim, checkoutsBound claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			l := drawLoad(s, 60, 20, 30*time.Second)
@@ -189,12 +190,9 @@ func TestMS11_EfficiencyVsPointChecks(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%s fewer authorization checkouts than per-channel checks on the same load (worst seed); per-channel reads compared with %s: %s", o.WorstText(), reads, o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return "same drawn load per seed on both arms (60 clients, 30 s hold, pool 50); unlike the source text's A/B: no oversize users or saturated pool, and the only other authorization reads are one accessible-channels lookup per connection, so checkouts fall by more than the source text's ~74%"
-		},
+		Note: "same drawn load per seed on both arms (60 clients, 30 s hold, pool 50); unlike the source text's A/B: no oversize users or saturated pool, and the only other authorization reads are one accessible-channels lookup per connection, so checkouts fall by more than the source text's ~74%",
 	})
 }

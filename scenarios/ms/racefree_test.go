@@ -9,7 +9,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/racefree"
 )
 
 // TestMS3_RealGoroutinesRaceFree runs the membership cache on real
@@ -38,7 +38,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 	// snapshot's denials go stale, which subscriptions confirm against the
 	// database.
 	const lossy = 1
-	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
+	r := racefree.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
 	db := authztest.New(r)
 	for c := 1; c <= channels; c++ {
 		if err := db.AddChannel(authztest.Channel{ID: channel(c), Community: community}); err != nil {
@@ -88,7 +88,7 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 		return nil
 	}
 	// The writer and the maintainer run in the background, a round at a
-	// time, for as long as the readers read (claims.Goroutine.Background).
+	// time, for as long as the readers read (racefree.Goroutine.Background).
 	writes := 0
 	writer := func() error { // one change a round
 		j := writes
@@ -142,9 +142,9 @@ func TestMS3_RealGoroutinesRaceFree(t *testing.T) {
 		r.Yield()
 		return nil
 	}
-	claims.Concurrently(t, r, append(claims.Workers("reader", readers, reader),
-		claims.Goroutine{Name: "writer", Run: writer, Background: true},
-		claims.Goroutine{Name: "maintainer", Run: maintainer, Background: true})...)
+	racefree.Concurrently(t, r, append(racefree.Workers("reader", readers, reader),
+		racefree.Goroutine{Name: "writer", Run: writer, Background: true},
+		racefree.Goroutine{Name: "maintainer", Run: maintainer, Background: true})...)
 	// Quiescent: every answer is the database's; the lossy user's through
 	// subscriptions, since its last grants were never invalidated.
 	wrong := 0

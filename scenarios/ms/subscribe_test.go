@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/stale"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // subscribeSeed is one seed of MS-12.
@@ -28,7 +30,7 @@ type subscribeSeed struct {
 func TestMS12_SubscriptionConfirmsMissingMembership(t *testing.T) {
 	fresh := claims.Get("MS-10", "freshness")
 	claims.Run(t, claims.Check[subscribeSeed]{
-		Claim: "MS-12", Seeds: 6,
+		Claim: "MS-12", Options: simtest.Options{Seeds: 6},
 		Fly: func(s *sim.Sim, _ claims.Bound) (subscribeSeed, error) {
 			var out subscribeSeed
 			w, err := pods.FlyMS(s, pods.MSOpts{Pods: 3, LossyPod: 1, Tweak: func(c *pods.MSChurn) {
@@ -46,7 +48,7 @@ func TestMS12_SubscriptionConfirmsMissingMembership(t *testing.T) {
 			for _, v := range st.Values {
 				if v > 0 {
 					out.smp.Wrongly(func() string {
-						return "a subscription was denied from a stale snapshot: " + claims.DescribeWitness(st.Witness, w.History.Describe)
+						return "a subscription was denied from a stale snapshot: " + stale.Witness(st.Witness, w.History.Describe)
 					})
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/membership"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
@@ -103,7 +103,7 @@ func checkAll(ctx context.Context, w *pods.World, pod *pods.Pod, tasks int, u au
 
 // counts is what a membership claim compares, counted outside the cache
 // by the simulated database (statements, rows, checkouts), and the cache's
-// own metrics under the source text's names (claims.Metrics) where a claim
+// own metrics under the source text's names (series.Table) where a claim
 // is about them.
 type counts struct {
 	loads, points, checkouts int64
@@ -112,9 +112,9 @@ type counts struct {
 }
 
 var (
-	seriesHits        = claims.MetricsOf("membership_cache_hits")[0]
-	seriesMisses      = claims.MetricsOf("membership_cache_misses")[0]
-	seriesFallbacks   = claims.MetricsOf("membership_cache_fallbacks")
+	seriesHits        = series.Of("membership_cache_hits")[0]
+	seriesMisses      = series.Of("membership_cache_misses")[0]
+	seriesFallbacks   = series.Of("membership_cache_fallbacks")
 	seriesOversize    = fallbackSeries("oversize")
 	seriesWaitTimeout = fallbackSeries("wait_timeout")
 )
@@ -131,13 +131,13 @@ func fallbackSeries(reason string) string {
 
 // countMS counts what the database ran and what pod's membership cache
 // exports. The metrics are read as a Prometheus server reads them
-// (claims.Scrape: the text exposition through the Prometheus parser, every
+// (series.Scrape: the text exposition through the Prometheus parser, every
 // series the claims table names with its type), never from the registry's
 // own snapshot: MS-1, MS-4 and MS-6 are about the series a dashboard sees,
 // and an exposition no scraper parses (an unquoted label value) or that
 // lacks a series fails here, whatever the registry counted.
 func countMS(w *pods.World, pod *pods.Pod) (counts, error) {
-	m, err := claims.Scrape(pod.MS.Metrics(), "membership_cache")
+	m, err := series.Scrape(pod.MS.Metrics(), "membership_cache")
 	if err != nil {
 		return counts{}, fmt.Errorf("the membership cache's metrics: %w", err)
 	}
@@ -154,9 +154,9 @@ func countMS(w *pods.World, pod *pods.Pod) (counts, error) {
 
 // registered checks that every series the source text names for the
 // membership cache is in its exposition, with the table's type, and that
-// the exposition parses (claims.Scrape).
+// the exposition parses (series.Scrape).
 func registered(pod *pods.Pod) error {
-	_, err := claims.Scrape(pod.MS.Metrics(), "membership_cache")
+	_, err := series.Scrape(pod.MS.Metrics(), "membership_cache")
 	return err
 }
 

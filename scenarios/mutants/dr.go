@@ -271,7 +271,7 @@ var drMutants = []Mutant{
 		// Found by a mutation hunt: DR-9's check read the registry's own
 		// snapshot, which quotes label values whatever the exposition
 		// prints; it now reads the exposition through the Prometheus parser
-		// (claims.Scrape).
+		// (series.Scrape).
 		ID: "stats-vec-label-unquoted-dr", Claims: []string{"DR-9"},
 		What:  "the exposition prints label values unquoted (worker_errors_total{worker=metrics_flush}): not Prometheus text, no scraper reads the flush worker's error counter",
 		File:  "impl/stats/stats.go",

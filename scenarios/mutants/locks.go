@@ -59,7 +59,7 @@ var (
 // leaves out (its snippet overlaps) is not derived again. A write lock of
 // a reader/writer lock gets a second mutant, the lock weakened to a read
 // lock (…-as-read-lock): the race checks take their read locks through
-// claims.Preempting, which yields inside every read hold, so two such
+// racefree.Preempting, which yields inside every read hold, so two such
 // holds overlap even on one processor.
 func Locks(root string) ([]Mutant, error) {
 	taken := map[string][][2]int{} // file -> the byte ranges the catalogue's Race mutants edit

@@ -229,7 +229,7 @@ var msNewMutants = []Mutant{
 	{
 		// Found by a mutation hunt: the MS metric checks read the
 		// registry's own snapshot; they now read the exposition through the
-		// Prometheus parser (claims.Scrape).
+		// Prometheus parser (series.Scrape).
 		ID: "stats-vec-label-unquoted-ms", Claims: []string{"MS-4", "MS-6"},
 		What:  "the registry prints label values unquoted ({reason=oversize}): no Prometheus scraper parses the membership cache's fallbacks series",
 		File:  "impl/stats/stats.go",

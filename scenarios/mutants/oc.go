@@ -165,7 +165,7 @@ var ocMetricMutants = []Mutant{
 		// Found by a mutation hunt: OC-9's checks read the registry's own
 		// snapshot, which quotes label values whatever the exposition
 		// prints; they now read the exposition through the Prometheus
-		// parser (claims.Scrape).
+		// parser (series.Scrape).
 		ID: "stats-vec-label-unquoted-oc", Claims: []string{"OC-9"},
 		What:  "the exposition prints label values unquoted (open_channels_cache_misses_total{reason=absent}): not Prometheus text, no scraper reads the miss counters",
 		File:  "impl/stats/stats.go",

@@ -7,6 +7,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestOC10_NoCrossCommunityGrant checks OC-10: a reader is never granted a
@@ -15,7 +16,7 @@ import (
 // tables (pods.World.Violations).
 func TestOC10_NoCrossCommunityGrant(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-10", Seeds: 20,
+		Claim: "OC-10", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			w, _, err := pods.FlyChurn(s, pods.ChurnOpts{})
@@ -30,7 +31,6 @@ func TestOC10_NoCrossCommunityGrant(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d cross-community grants in %d recorded answers", o.Wrong, o.Of)
 		},

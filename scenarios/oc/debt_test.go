@@ -9,8 +9,10 @@ import (
 
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // debtSeed is one seed of OC-6.
@@ -32,7 +34,7 @@ type debtSeed struct {
 // stays within the member window (OC-7's limit).
 func TestOC6_MemberHalfDebtIsFound(t *testing.T) {
 	claims.Run(t, claims.Check[debtSeed]{
-		Claim: "OC-6", Bound: "member ttl", Seeds: 20,
+		Claim: "OC-6", Bound: "member ttl", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, b claims.Bound) (debtSeed, error) {
 			var d debtSeed
 			w, _, err := pods.FlyChurn(s, pods.ChurnOpts{Pods: 1, Reliable: true, SlowMemberReads: true})
@@ -67,35 +69,35 @@ func TestOC6_MemberHalfDebtIsFound(t *testing.T) {
 			}
 			return smp
 		},
-		Artifact: func(dir string, d debtSeed) string {
-			if !d.illegal {
-				return ""
-			}
-			path, err := d.lin.WriteVisualization(dir)
-			if err != nil {
-				return ""
-			}
-			return path
+		More: claims.Hooks[debtSeed]{
+			Artifact: func(dir string, d debtSeed) string {
+				if !d.illegal {
+					return ""
+				}
+				path, err := d.lin.WriteVisualization(dir)
+				if err != nil {
+					return ""
+				}
+				return path
+			},
+			// The first seed that shows the debt gets a page: its interleaving
+			// and timeline, linked from the audit.
+			Explain: func(d debtSeed) bool { return d.illegal },
+			// The debt must be reproduced (the probe), and stay inside the member
+			// window; then the claim is the documented deviation.
+			Judge: func(o *claims.Outcome) string {
+				if len(o.Problems) > 0 || o.Failed > 0 {
+					return findings.Violated
+				}
+				return findings.KnownDeviation
+			},
 		},
-		// The first seed that shows the debt gets a page: its interleaving
-		// and timeline, linked from the audit.
-		Explain: func(d debtSeed) bool { return d.illegal },
-		Probes:  []claims.Probe{{Name: "oc/member-fill-reinserted-stale", What: "porcupine found a stale member set re-inserted by a raced fill", Min: 1}},
+		Probes: []claims.Probe{{Name: "oc/member-fill-reinserted-stale", What: "porcupine found a stale member set re-inserted by a raced fill", Min: 1}},
 		Measured: func(o claims.Outcome) string {
 			found := o.Probes[0]
 			return fmt.Sprintf("porcupine found non-linearizable member reads in %d of %d seeds; their grant-staleness ≤ %s (TTL + the filling read)",
 				found.Seeds, o.Seeds, o.WorstText())
 		},
-		Note: func(claims.Outcome) string {
-			return "known debt, documented by the source text: the member half keeps the pre-existing unfenced read-then-insert"
-		},
-		// The debt must be reproduced (the probe), and stay inside the member
-		// window; then the claim is the documented deviation.
-		Judge: func(o *claims.Outcome) string {
-			if len(o.Problems) > 0 || o.Failed > 0 {
-				return claims.Violated
-			}
-			return claims.KnownDeviation
-		},
+		Note: "known debt, documented by the source text: the member half keeps the pre-existing unfenced read-then-insert",
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // The source text's fixture: one community with 2,000 listed open channels.
@@ -118,7 +119,7 @@ func flyBurst(s *sim.Sim, k authz.ID, arrivals []arrival, mk func(pods.Store) (a
 func TestOC8_ColdBurstLoad(t *testing.T) {
 	perSecond := claims.Get("OC-8", "open-set reads per second per pod")
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-8", Bound: "row reduction", Seeds: 5,
+		Claim: "OC-8", Bound: "row reduction", Options: simtest.Options{Seeds: 5},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			k := authz.NewID('k', 1)
@@ -165,12 +166,9 @@ func TestOC8_ColdBurstLoad(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%s fewer rows than union-per-reader (worst seed)", o.WorstText())
 		},
-		Note: func(claims.Outcome) string {
-			return "the source text measured 1.04M vs 43k–49k tuples/s (~21–24x) for 48k clients; the ratio follows the cold readers per second per pod (the open set is read about once per second per pod), here 30 per pod per second"
-		},
+		Note: "the source text measured 1.04M vs 43k–49k tuples/s (~21–24x) for 48k clients; the ratio follows the cold readers per second per pod (the open set is read about once per second per pod), here 30 per pod per second",
 	})
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/stale"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // memberGrants is a seed's sample of grant-staleness over its member
@@ -28,7 +30,7 @@ func memberGrants(w *pods.World, b claims.Bound) (claims.Sample, error) {
 	if err != nil {
 		return claims.Sample{}, fmt.Errorf("%s: %w", b.Claim, err)
 	}
-	smp := claims.FromStaleness(st.ClassReport, w.History.Describe)
+	smp := stale.Sample(st.ClassReport, w.History.Describe)
 	smp.Limit = limit.Seconds()
 	if smp.Seen && smp.Worst >= smp.Limit {
 		return smp, fmt.Errorf("%s: member grant-staleness %s is not below the %s TTL plus the longest member read (%v): %s",
@@ -43,7 +45,7 @@ func memberGrants(w *pods.World, b claims.Bound) (claims.Sample, error) {
 // half's TTL plus the read that filled the entry.
 func TestOC7_MemberWindow(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-7", Bound: "member ttl", Seeds: 20, Sampled: true,
+		Claim: "OC-7", Bound: "member ttl", Options: simtest.Options{Seeds: 20}, Sampled: true,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, _, err := pods.FlyChurn(s, pods.ChurnOpts{Lossy: true, SlowMemberReads: true})
 			if err != nil {
@@ -51,11 +53,8 @@ func TestOC7_MemberWindow(t *testing.T) {
 			}
 			return memberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of member reads"),
-		Note: func(claims.Outcome) string {
-			return "random churn with lost membership invalidations; the limit per seed is the TTL plus that seed's longest member-half read"
-		},
+		Note:     "random churn with lost membership invalidations; the limit per seed is the TTL plus that seed's longest member-half read",
 	})
 }
 
@@ -68,7 +67,7 @@ func TestOC7_MemberWindow(t *testing.T) {
 // expiry answer a probe past it.
 func TestOC7_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-7", Bound: "member ttl", Seeds: 10,
+		Claim: "OC-7", Bound: "member ttl", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			ctx := context.Background()
 			k, m, p := authz.NewID('k', 1), authz.NewID('m', 1), authz.NewID('p', 1)
@@ -106,10 +105,7 @@ func TestOC7_RaceToTheBound(t *testing.T) {
 			}
 			return memberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of a removed member's reads racing the removal"),
-		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; the removal commits at the member read's snapshot instant; limit = the TTL + the filling read, measured from outside the cache"
-		},
+		Note:     "two pods, the reading pod loses every invalidation; the removal commits at the member read's snapshot instant; limit = the TTL + the filling read, measured from outside the cache",
 	})
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
-// The source text's counters (claims.Metrics), by what they count.
+// The source text's counters (series.Table), by what they count.
 const (
 	seriesOpenHits       = `open_channels_cache_hits_total`
 	seriesOpenAbsent     = `open_channels_cache_misses_total{reason="absent"}`
@@ -34,20 +36,20 @@ const (
 // lookups, pauses across both boundaries and invalidations, with
 // instantaneous database reads so every instant is known, and compares
 // every series after every step, scraped through the Prometheus text
-// parser (claims.Scrape). Every series the source text names must be
+// parser (series.Scrape). Every series the source text names must be
 // exported: a counter missing, renamed, mislabelled or printed as text no
 // scraper parses fails, as does one that counts the wrong events.
 func TestOC9_MetricsMatchEvents(t *testing.T) {
 	maxAge := claims.Get("OC-2", "open set max age").Duration()
 	ttl := claims.Get("OC-7", "member ttl").Duration()
-	named := append(claims.MetricsOf(metricsFamilyPrefix), claims.MetricsOf(memberFamilyPrefixes)...)
+	named := append(series.Of(metricsFamilyPrefix), series.Of(memberFamilyPrefixes)...)
 	for _, s := range []string{seriesOpenHits, seriesOpenAbsent, seriesOpenExpired, seriesMemberHits, seriesMemberMisses} {
 		if !slices.Contains(named, s) {
 			t.Fatalf("OC-9: the harness counts %s, which the claims table does not name (it names %v)", s, named)
 		}
 	}
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-9", Seeds: 20,
+		Claim: "OC-9", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			ctx := context.Background()
@@ -132,7 +134,6 @@ func TestOC9_MetricsMatchEvents(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d comparisons (each of the %d series the source text names, after every step) found the series missing or different from the harness's count", o.Wrong, o.Of, len(named))
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/stale"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
@@ -139,7 +140,7 @@ func nonMemberGrants(w *pods.World, b claims.Bound) (claims.Sample, error) {
 	if err != nil {
 		return claims.Sample{}, fmt.Errorf("%s: %w", b.Claim, err)
 	}
-	smp := claims.FromStaleness(st.ClassReport, w.History.Describe)
+	smp := stale.Sample(st.ClassReport, w.History.Describe)
 	if !b.Holds(smp.Worst) && smp.Seen {
 		return smp, fmt.Errorf("%s: grant-staleness %s breaks %s: %s", b.Claim, b.Format(smp.Worst), b, smp.Witness)
 	}

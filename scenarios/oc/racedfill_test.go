@@ -15,6 +15,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestOC4_RacedFillStillBounded checks OC-4 on a random workload: a fill
@@ -23,7 +24,7 @@ import (
 // straddling revocations: only fills that raced a drop can be stale.
 func TestOC4_RacedFillStillBounded(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-4", Bound: "raced fill max age", Seeds: 20, Sampled: true,
+		Claim: "OC-4", Bound: "raced fill max age", Options: simtest.Options{Seeds: 20}, Sampled: true,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, _, err := pods.FlyChurn(s, pods.ChurnOpts{Pods: 1, Reliable: true, SlowOpenReads: true})
 			if err != nil {
@@ -31,11 +32,8 @@ func TestOC4_RacedFillStillBounded(t *testing.T) {
 			}
 			return nonMemberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of non-member reads on one pod with reliable invalidation"),
-		Note: func(claims.Outcome) string {
-			return "random churn on one pod, every invalidation applied at once; only fills that raced a drop can be stale"
-		},
+		Note:     "random churn on one pod, every invalidation applied at once; only fills that raced a drop can be stale",
 	})
 }
 
@@ -47,7 +45,7 @@ func TestOC4_RacedFillStillBounded(t *testing.T) {
 // just under the bound, and none at or past it.
 func TestOC4_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-4", Bound: "raced fill max age", Seeds: 10,
+		Claim: "OC-4", Bound: "raced fill max age", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, k, err := openRaceWorld(s, true, len(revocations))
 			if err != nil {
@@ -58,11 +56,8 @@ func TestOC4_RaceToTheBound(t *testing.T) {
 			}
 			return nonMemberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of non-member reads whose fill raced the revocation's drop"),
-		Note: func(claims.Outcome) string {
-			return "one pod, reliable invalidation: the revocation commits at the open-set read's snapshot instant and its drop lands during the read"
-		},
+		Note:     "one pod, reliable invalidation: the revocation commits at the open-set read's snapshot instant and its drop lands during the read",
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/racefree"
 )
 
 // TestOC1_RealGoroutinesRaceFree runs the accessible-channels cache on real
@@ -30,7 +30,7 @@ import (
 // (GOMAXPROCS=1, where the audit runs Race mutants) or on a loaded machine.
 func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 	const channels, users, readers, lookupsEach = 24, 12, 6, 300
-	r := claims.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
+	r := racefree.Preempting(rt.Real()) // read holds yield inside, so two overlap even on one processor
 	db := authztest.New(r)
 	community := authz.NewID('k', 1)
 	chID := func(i int) authz.ID { return authz.NewID('c', uint64(i)) }
@@ -47,7 +47,7 @@ func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 	}
 	ctx := context.Background()
 	// The writer runs in the background, a change a round, for as long as
-	// the readers read (claims.Goroutine.Background).
+	// the readers read (racefree.Goroutine.Background).
 	writes := 0
 	writer := func() error {
 		i := writes
@@ -79,7 +79,7 @@ func TestOC1_RealGoroutinesRaceFree(t *testing.T) {
 		}
 		return nil
 	}
-	claims.Concurrently(t, r, append([]claims.Goroutine{{Name: "writer", Run: writer, Background: true}}, claims.Workers("reader", readers, reader)...)...)
+	racefree.Concurrently(t, r, append([]racefree.Goroutine{{Name: "writer", Run: writer, Background: true}}, racefree.Workers("reader", readers, reader)...)...)
 	// Quiescent, after a community-wide drop (the open set may be served
 	// up to its max age otherwise): every answer is the tables' union.
 	cache.Invalidate(authz.Message{Kind: authz.KindAccessibleAll, CommunityID: community})

@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestOC5_ScopedInvalidation checks OC-5: a community-wide
@@ -25,7 +26,7 @@ import (
 // not join the one that began before the drop.
 func TestOC5_ScopedInvalidation(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-5", Seeds: 20,
+		Claim: "OC-5", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			ctx := context.Background()
@@ -98,7 +99,6 @@ func TestOC5_ScopedInvalidation(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(r claims.Sample) claims.Sample { return r },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d invalidations re-read other halves than they drop (a quarter of them during an open-set read in flight)", o.Wrong, o.Of)
 		},

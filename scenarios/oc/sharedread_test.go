@@ -12,10 +12,12 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // The shared open-set read that ends badly: readers who asked while
@@ -83,7 +85,7 @@ func drawSharedOpts(s *sim.Sim, memberEnds bool) sharedOpts {
 // be exactly the tables' union, or, after a failed read, that read's error.
 func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-1", Seeds: 20,
+		Claim: "OC-1", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			smp := claims.Sample{Seen: true, Tally: map[string]int64{}}
 			run, err := flySharedRead(s, drawSharedOpts(s, false))
@@ -108,7 +110,6 @@ func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(x claims.Sample) claims.Sample { return x },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d seeds with a failed shared read and %d with one its caller abandoned (%d of them over an aged cached open set with a channel revoked meanwhile): %d lookups, of which the joiners answered the tables' union %d times and failed with the read's error %d times; %d seeds failed",
 				o.Tally["failed"], o.Tally["abandoned"], o.Tally["aged"], o.Of, o.Tally["answered"], o.Tally["failedWithTheRead"], o.Failed)
@@ -131,8 +132,9 @@ func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 // staleness checker against the table's bound; a retry over the aged entry
 // must be reached (probe).
 func TestOC2_SharedReadEndingOverAgedOpenSet(t *testing.T) {
+	lo, hi := agedRange()
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-2", Bound: "open set max age", Seeds: 20, Sampled: true,
+		Claim: "OC-2", Bound: "open set max age", Options: simtest.Options{Seeds: 20}, Sampled: true,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			o := drawSharedOpts(s, false)
 			o.aged = true
@@ -142,15 +144,11 @@ func TestOC2_SharedReadEndingOverAgedOpenSet(t *testing.T) {
 			}
 			return nonMemberGrants(run.w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of non-member reads around a failed or abandoned shared open-set read over an aged cached open set"),
 		Probes: []claims.Probe{
 			{Name: probeRetryOverAgedOpenSet, What: "a reader who joined an abandoned read started over while the cached open set was past its max age, a channel of it revoked", Min: 10},
 		},
-		Note: func(claims.Outcome) string {
-			lo, hi := agedRange()
-			return fmt.Sprintf("two pods, the reading pod loses every invalidation; its open set is cached, a channel of it revoked (a seeded kind), and it ages %v to %v after the revocation (past the max age, inside the TTL) before a shared read fails or is abandoned", lo, hi)
-		},
+		Note: fmt.Sprintf("two pods, the reading pod loses every invalidation; its open set is cached, a channel of it revoked (a seeded kind), and it ages %v to %v after the revocation (past the max age, inside the TTL) before a shared read fails or is abandoned", lo, hi),
 	})
 }
 
@@ -163,10 +161,10 @@ func TestOC2_SharedReadEndingOverAgedOpenSet(t *testing.T) {
 // start and reason="expired" from the aged one. The expected counts are the
 // harness's own: the lookups it made, and which of them it made fail in
 // the member half. The counters are read as a Prometheus server reads them
-// (claims.Scrape), so an exposition no scraper parses fails too.
+// (series.Scrape), so an exposition no scraper parses fails too.
 func TestOC9_MetricsAcrossFailedAndAbandonedReads(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-9", Seeds: 20,
+		Claim: "OC-9", Options: simtest.Options{Seeds: 20},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			smp := claims.Sample{Seen: true, Tally: map[string]int64{}}
 			run, err := flySharedRead(s, drawSharedOpts(s, true))
@@ -188,7 +186,6 @@ func TestOC9_MetricsAcrossFailedAndAbandonedReads(t *testing.T) {
 			}
 			return smp, nil
 		},
-		Sample: func(x claims.Sample) claims.Sample { return x },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("the %s counters, as scraped, moved by exactly one miss per half reached per lookup over %d lookups around failed and abandoned shared open-set reads (%d seeds over an aged cached open set), %d failed member reads and %d member reads their callers abandoned; %d seeds failed",
 				metricsFamilyPrefix+"/"+memberFamilyPrefixes, o.Of, o.Tally["aged"], o.Tally["memberFailed"], o.Tally["memberAbandoned"], o.Failed)
@@ -476,13 +473,13 @@ func (run sharedRun) agedAt(t time.Duration) bool {
 }
 
 // scrapeOC reads the pod's OC counters as a Prometheus server does
-// (claims.Scrape), checking both halves' series the claims table names.
+// (series.Scrape), checking both halves' series the claims table names.
 func scrapeOC(pod *pods.Pod) (map[string]int64, error) {
-	got, err := claims.Scrape(pod.OC.Metrics(), metricsFamilyPrefix)
+	got, err := series.Scrape(pod.OC.Metrics(), metricsFamilyPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("scraping pod %d's OC counters: %w", pod.ID, err)
 	}
-	if _, err := claims.Scrape(pod.OC.Metrics(), memberFamilyPrefixes); err != nil {
+	if _, err := series.Scrape(pod.OC.Metrics(), memberFamilyPrefixes); err != nil {
 		return nil, fmt.Errorf("scraping pod %d's OC counters: %w", pod.ID, err)
 	}
 	return got, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // probeLateJoin: a new reader asked for the open set once the read in
@@ -29,7 +30,7 @@ const probeLateJoin = "oc/asked-while-an-older-read-ran"
 // past it while the read still runs, each on a task of its own.
 func TestOC2_SlowReadIsNotJoinedLate(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-2", Bound: "open set max age", Seeds: 10,
+		Claim: "OC-2", Bound: "open set max age", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, k, err := openRaceWorld(s, false, 1)
 			if err != nil {
@@ -40,12 +41,9 @@ func TestOC2_SlowReadIsNotJoinedLate(t *testing.T) {
 			}
 			return nonMemberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of non-member reads asking while a read slower than the window ran"),
 		Probes:   []claims.Probe{{Name: probeLateJoin, What: "a reader asked while a read older than the max age still ran", Min: 30}},
-		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; its cold open-set read takes 2-3x the bound, the revocation commits at its snapshot; readers ask at 0.5x to past 1x the bound while it runs"
-		},
+		Note:     "two pods, the reading pod loses every invalidation; its cold open-set read takes 2-3x the bound, the revocation commits at its snapshot; readers ask at 0.5x to past 1x the bound while it runs",
 	})
 }
 

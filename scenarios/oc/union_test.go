@@ -16,6 +16,7 @@ import (
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestOC1_UnionMatchesUncached checks OC-1: accessible(reader) = the
@@ -28,15 +29,12 @@ import (
 // exactly what the tables say.
 func TestOC1_UnionMatchesUncached(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-1", Seeds: 20,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return flyUnion(s, false) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "OC-1", Options: simtest.Options{Seeds: 20},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return flyUnion(s, false) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d cached answers (Accessible, and Granted for every channel) differ from the uncached union and the tables", o.Wrong, o.Of)
 		},
-		Note: func(claims.Outcome) string {
-			return "readers include members, open-only readers, and a reader with no membership at all"
-		},
+		Note: "readers include members, open-only readers, and a reader with no membership at all",
 	})
 }
 
@@ -49,9 +47,8 @@ func TestOC1_UnionMatchesUncached(t *testing.T) {
 // leaves nothing behind that a later answer would trust.
 func TestOC1_UnionUnderReadFailures(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-1", Seeds: 20,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return flyUnion(s, true) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "OC-1", Options: simtest.Options{Seeds: 20},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return flyUnion(s, true) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d answers (Accessible, and Granted for every channel) given while one read in five failed differ from the tables (%d lookups failed, with the database's error)", o.Wrong, o.Of, o.Tally["failed"])
 		},

@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestOC2_LostInvalidationAgeBound checks OC-2 on a random workload: with
@@ -18,7 +20,7 @@ import (
 // window, and TestOC2_RaceToTheBound drives it to its end.
 func TestOC2_LostInvalidationAgeBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-2", Bound: "open set max age", Seeds: 20, Sampled: true,
+		Claim: "OC-2", Bound: "open set max age", Options: simtest.Options{Seeds: 20}, Sampled: true,
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, _, err := pods.FlyChurn(s, pods.ChurnOpts{SlowOpenReads: true})
 			if err != nil {
@@ -26,11 +28,8 @@ func TestOC2_LostInvalidationAgeBound(t *testing.T) {
 			}
 			return nonMemberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of non-member reads"),
-		Note: func(claims.Outcome) string {
-			return "random churn: revocations (made private, unlisted, deleted) with invalidations lost, delayed, duplicated or reordered per each seed's swarm plan"
-		},
+		Note:     "random churn: revocations (made private, unlisted, deleted) with invalidations lost, delayed, duplicated or reordered per each seed's swarm plan",
 	})
 }
 
@@ -44,7 +43,7 @@ func TestOC2_LostInvalidationAgeBound(t *testing.T) {
 // a probe past it.
 func TestOC2_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "OC-2", Bound: "open set max age", Seeds: 10,
+		Claim: "OC-2", Bound: "open set max age", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (claims.Sample, error) {
 			w, k, err := openRaceWorld(s, false, len(revocations))
 			if err != nil {
@@ -55,11 +54,8 @@ func TestOC2_RaceToTheBound(t *testing.T) {
 			}
 			return nonMemberGrants(w, b)
 		},
-		Sample:   func(r claims.Sample) claims.Sample { return r },
 		Measured: staleMeasured("grant-staleness of non-member reads racing each revocation"),
-		Note: func(claims.Outcome) string {
-			return "two pods, the reading pod loses every invalidation; per kind, the revocation commits at the open-set read's snapshot instant; probes at pods.WindowOffsets of the bound"
-		},
+		Note:     "two pods, the reading pod loses every invalidation; per kind, the revocation commits at the open-set read's snapshot instant; probes at pods.WindowOffsets of the bound",
 	})
 }
 
@@ -81,7 +77,7 @@ type raceKinds struct {
 // reader are both denied (OC-2, per kind).
 func TestOC3_WindowIsReal(t *testing.T) {
 	claims.Run(t, claims.Check[raceKinds]{
-		Claim: "OC-3", Bound: "window observed", Seeds: 10,
+		Claim: "OC-3", Bound: "window observed", Options: simtest.Options{Seeds: 10},
 		Fly: func(s *sim.Sim, b claims.Bound) (raceKinds, error) {
 			var out raceKinds
 			w, k, err := openRaceWorld(s, false, len(revocations))
@@ -103,7 +99,7 @@ func TestOC3_WindowIsReal(t *testing.T) {
 				out.smp.ObserveMin(r.stale.Seconds(), func() string {
 					return fmt.Sprintf("%s: the latest stale grant came %v after the revocation committed at +%v (the read's snapshot)", r.kind, r.stale, r.res.Commit)
 				})
-				if r.stale.Seconds() < claims.MinTightness*b.Value {
+				if r.stale.Seconds() < findings.MinTightness*b.Value {
 					return out, fmt.Errorf("OC-3: %s: the largest stale grant inside the window was %v after the revocation, short of the %s window: the window the source text accepts was not observed at its width",
 						r.kind, r.stale, b.Format(b.Value))
 				}
@@ -118,9 +114,7 @@ func TestOC3_WindowIsReal(t *testing.T) {
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("new readers were granted a revoked channel inside the window up to %s after the revocation (the weakest revocation kind of the best seed); per kind and seed the window's width and the denials past it were checked: %s", o.WorstText(), o.SeedsText())
 		},
-		Note: func(claims.Outcome) string {
-			return "the source text's a_lost_open_set_invalidation_grants_a_revoked_channel_only_until_max_age flow, with the revocation raced to the prime's snapshot"
-		},
+		Note: "the source text's a_lost_open_set_invalidation_grants_a_revoked_channel_only_until_max_age flow, with the revocation raced to the prime's snapshot",
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestTW7_AuditFindsInjected checks that the audit finds what it exists
@@ -24,15 +25,12 @@ import (
 // its first tick.
 func TestTW7_AuditFindsInjected(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "TW-7", Seeds: seeds(10), Config: twSim,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return auditInjected(s) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "TW-7", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return auditInjected(s) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d injected lost or late connections: the next pass's audit missed or miscounted %d%s", o.Of, o.Wrong, failedText(o))
 		},
-		Note: func(claims.Outcome) string {
-			return "lost/late are injected through the wheel's public Cancel/Schedule on the connection's element (reached by reflection): the cop's API cannot break TW-1, by design"
-		},
+		Note: "lost/late are injected through the wheel's public Cancel/Schedule on the connection's element (reached by reflection): the cop's API cannot break TW-1, by design",
 	})
 }
 
@@ -48,7 +46,7 @@ func TestTW7_AuditCleanInWorld(t *testing.T) {
 		}
 	}
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-7", Seeds: seeds(10), Config: twSim,
+		Claim: "TW-7", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{audited})
 			if err != nil {

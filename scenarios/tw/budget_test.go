@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // burstRun is what the callbacks showed of bursts of simultaneous
@@ -115,7 +116,7 @@ func flyBursts(s *sim.Sim, budget int) (burstRun, error) {
 // fires one more in the first pass.
 func TestTW4_FirstPassFiresTheBudget(t *testing.T) {
 	claims.Run(t, claims.Check[burstRun]{
-		Claim: "TW-4", Bound: "budget", Seeds: seeds(6), Config: twSim,
+		Claim: "TW-4", Bound: "budget", Options: simtest.Options{Seeds: seeds(6), Config: twSim},
 		Fly: func(s *sim.Sim, b claims.Bound) (burstRun, error) {
 			r, err := flyBursts(s, int(b.Int()))
 			if err != nil {
@@ -163,7 +164,7 @@ func budgetSample(r burstRun, b claims.Bound) claims.Sample {
 // them, measured from outside between the instants their callbacks run.
 func TestTW4_ContinuationsOneMillisecondApart(t *testing.T) {
 	claims.Run(t, claims.Check[burstRun]{
-		Claim: "TW-4", Bound: "continuation", Seeds: seeds(6), Config: twSim,
+		Claim: "TW-4", Bound: "continuation", Options: simtest.Options{Seeds: seeds(6), Config: twSim},
 		Fly: func(s *sim.Sim, b claims.Bound) (burstRun, error) {
 			r, err := flyBursts(s, int(claims.Get("TW-4", "budget").Int()))
 			if err != nil {
@@ -227,9 +228,8 @@ func absDur(d time.Duration) time.Duration {
 // passes.
 func TestTW4_BurstsAcrossBudgets(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "TW-4", Seeds: seeds(8), Config: twSim,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return scriptedBursts(s) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "TW-4", Options: simtest.Options{Seeds: seeds(8), Config: twSim},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return scriptedBursts(s) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d bursts were not fired a budget per pass, a continuation apart, with every stop counted in budget_exhausted%s", o.Wrong, o.Of, failedText(o))
 		},
@@ -344,7 +344,7 @@ func scriptedBursts(s *sim.Sim) (claims.Sample, error) {
 func TestTW4_WorldContinuations(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-4", Seeds: seeds(8), Config: twSim,
+		Claim: "TW-4", Options: simtest.Options{Seeds: seeds(8), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{oneBurstThread})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestTW2_SameAsFullScan checks TW-2 in the swarm world: every operation is
@@ -26,7 +27,7 @@ import (
 func TestTW2_SameAsFullScan(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-2", Bound: "tick", Seeds: seeds(20), Config: twSim, Sampled: true,
+		Claim: "TW-2", Bound: "tick", Options: simtest.Options{Seeds: seeds(20), Config: twSim}, Sampled: true,
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{oneBurstThread, oneAlignedThread, pausesBeyondTheRing}, "TW-2")
 			if err != nil {
@@ -82,7 +83,7 @@ type lateness struct {
 // tick late, fires the on-pass deadlines wrong.
 func TestTW2_LateByAtMostATick(t *testing.T) {
 	claims.Run(t, claims.Check[lateness]{
-		Claim: "TW-2", Bound: "tick", Seeds: seeds(10), Config: twSim,
+		Claim: "TW-2", Bound: "tick", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
 		Fly: func(s *sim.Sim, b claims.Bound) (lateness, error) {
 			return lateChain(s, b.Duration(), 8+s.Rand().IntN(8))
 		},

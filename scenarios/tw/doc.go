@@ -20,7 +20,7 @@
 //
 // Every bound comes from scenarios/claims.Table (the tick, the budget, the
 // continuation, the visits when none due, the speed-up) and the counter
-// names from claims.Metrics; the production configuration under test is
+// names from series.Table; the production configuration under test is
 // inactivitycop.DefaultConfig(), which the checks measure, never read. The wall-clock parts (TW-6's cost, TW-8's
 // real pass times, TW-9) run sequentially outside the simulator. The
 // mutants these checks must catch are in scenarios/mutants/tw.go, with the

@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // smallQueues gives every thread a queue of a half to nine tenths of the
@@ -44,7 +45,7 @@ func smallQueues(c *netthreads.Config, rnd *rand.Rand) {
 func TestTW10_EvictionInWorlds(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-10", Seeds: seeds(10), Config: twSim,
+		Claim: "TW-10", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{smallQueues}, "TW-10")
 			if err != nil {
@@ -85,9 +86,8 @@ func TestTW10_EvictionInWorlds(t *testing.T) {
 // no callback comes for it afterwards, though its old deadline passes.
 func TestTW10_EvictionOrderDirected(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "TW-10", Seeds: seeds(10), Config: twSim,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return evictInOrder(s) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "TW-10", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return evictInOrder(s) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d evictions: %d were not the least recently active connection, reported once from its Open, closed, out of the wheel, counted, and silent afterwards%s", o.Of, o.Wrong, failedText(o))
 		},
@@ -217,9 +217,8 @@ func evictInOrder(s *sim.Sim) (claims.Sample, error) {
 // reports came in. A connection left in the wheel fires at a later pass.
 func TestTW10_EvictionDuringAPassDirected(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "TW-10", Seeds: seeds(10), Config: twSim,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return evictDuringPasses(s) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "TW-10", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return evictDuringPasses(s) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d evictions at a pass instant: %d were reported otherwise than once from their Open, left open, in the wheel or uncounted, or had a timeout fire after them%s", o.Of, o.Wrong, failedText(o))
 		},

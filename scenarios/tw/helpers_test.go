@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
 )
@@ -35,7 +36,7 @@ func limits() checks.TimeoutLimits {
 	return checks.TimeoutLimits{Tick: claims.Get("TW-2", "tick").Duration(), Continuation: claims.Get("TW-4", "continuation").Duration()}
 }
 
-// The seed's counters (claims.Metrics), by what they count, and the
+// The seed's counters (series.Table), by what they count, and the
 // project's own three, which the seed does not name.
 const (
 	seriesPasses    = "inactivity_cop_passes"
@@ -56,7 +57,7 @@ const (
 // harness's six are exactly the series the claims table names for TW-8.
 func metricNames(t testing.TB) checks.CopMetricNames {
 	t.Helper()
-	named := claims.MetricsOf(seedFamily)
+	named := series.Of(seedFamily)
 	ours := []string{seriesPasses, seriesVisited, seriesFired, seriesPassTime, seriesPassMax, seriesExhausted}
 	slices.Sort(named)
 	slices.Sort(ours)

@@ -10,8 +10,11 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestTW8_MetricsMatchPrediction checks TW-8 on scripted connections whose
@@ -25,9 +28,8 @@ import (
 func TestTW8_MetricsMatchPrediction(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "TW-8", Seeds: seeds(10), Config: twSim,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return metricsScript(s, names) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "TW-8", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return metricsScript(s, names) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d counters read under the source text's names after scripted runs: %d missing or different from the callbacks and the prediction%s", o.Of, o.Wrong, failedText(o))
 		},
@@ -113,7 +115,7 @@ func metricsScript(s *sim.Sim, n checks.CopMetricNames) (claims.Sample, error) {
 func TestTW8_MetricsInWorlds(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-8", Seeds: seeds(10), Config: twSim,
+		Claim: "TW-8", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{oneBurstThread})
 			if err != nil {
@@ -150,12 +152,12 @@ func TestTW8_RealPassTimes(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	found := fmt.Sprintf("the %d names of the claims table registered with those values", len(claims.MetricsOf(seedFamily)))
+	found := fmt.Sprintf("the %d names of the claims table registered with those values", len(series.Of(seedFamily)))
 	if err != nil {
 		found = "but: " + err.Error()
 	}
-	claims.Report(t, claims.Record{
-		ID: "TW-8", Verdict: claims.Verdict(err == nil),
+	findings.Report(t, findings.Record{
+		ID: "TW-8", Verdict: findings.Verdict(err == nil),
 		Measured: fmt.Sprintf("real runtime: pass_time_us %d against %d measured from outside, pass_max_us %d for a heavy pass of %d µs among %d idle ones; %s",
 			r.timeUS, r.outerUS, r.maxUS, r.heavyUS, r.idle, found),
 		Bound: "counters = harness events; pass_max_us = the longest pass", Seeds: 1,
@@ -224,11 +226,11 @@ func registryMatches(m *inactivitycop.Metrics, fired int) error {
 	}
 	// Through the exposition, as a scraper reads it: the names, the values
 	// and the types (a gauge exported as a counter fails).
-	scraped, err := claims.Scrape(&reg, seedFamily)
+	scraped, err := series.Scrape(&reg, seedFamily)
 	if err != nil {
 		return fmt.Errorf("TW-8: %w", err)
 	}
-	for _, name := range claims.MetricsOf(seedFamily) {
+	for _, name := range series.Of(seedFamily) {
 		w, known := want[name]
 		if !known {
 			return fmt.Errorf("TW-8: the claims table names %s, which the harness does not count", name)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/rt"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/racefree"
 )
 
 // TestTW2_RealGoroutinesRaceFree runs one net thread's handler on real
@@ -36,7 +36,7 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 	const workers, rounds, activities = 4, 40, 3
 	const long, short = time.Hour, time.Millisecond
 	const timeoutLimit = 20 * time.Second // wall clock, for a 1 ms deadline on a 1 ms tick
-	r := claims.Preempting(rt.Real())     // yields inside every lock it makes, as the simulator does
+	r := racefree.Preempting(rt.Real())   // yields inside every lock it makes, as the simulator does
 	cfg := inactivitycop.DefaultConfig()
 	cfg.Tick, cfg.Buckets, cfg.Budget, cfg.Continuation = time.Millisecond, 16, 8, 100*time.Microsecond
 
@@ -129,7 +129,7 @@ func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 		inspections++
 		return r.Sleep(ctx, 500*time.Microsecond)
 	}
-	claims.Concurrently(t, r, append(claims.Workers("worker", workers, worker), claims.Goroutine{Name: "inspector", Run: inspector, Background: true})...)
+	racefree.Concurrently(t, r, append(racefree.Workers("worker", workers, worker), racefree.Goroutine{Name: "inspector", Run: inspector, Background: true})...)
 	stop()
 	if err := copDone.Wait(context.Background()); err != nil {
 		t.Fatal(err)

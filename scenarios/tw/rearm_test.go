@@ -10,6 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestTW1_WheelNeverLater checks TW-1 in the swarm world: after every
@@ -24,7 +25,7 @@ import (
 func TestTW1_WheelNeverLater(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-1", Seeds: seeds(20), Config: twSim,
+		Claim: "TW-1", Options: simtest.Options{Seeds: seeds(20), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{oneBurstThread}, "TW-1")
 			if err != nil {

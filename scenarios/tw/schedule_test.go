@@ -7,7 +7,9 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/timerwheel"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestTW6_ScheduleCancelsFirst checks TW-6 in the swarm world: every setter
@@ -20,7 +22,7 @@ import (
 func TestTW6_ScheduleCancelsFirst(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-6", Seeds: seeds(15), Config: twSim,
+		Claim: "TW-6", Options: simtest.Options{Seeds: seeds(15), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, nil, "TW-6")
 			if err != nil {
@@ -62,8 +64,8 @@ func TestTW6_ConstantCost(t *testing.T) {
 	if raceEnabled {
 		note += "; race detector on: the ratio is not judged"
 	}
-	claims.Report(t, claims.Record{
-		ID: "TW-6", Verdict: claims.Verdict(ok),
+	findings.Report(t, findings.Record{
+		ID: "TW-6", Verdict: findings.Verdict(ok),
 		Measured: fmt.Sprintf("re-arm + cancel + no-op cancel + schedule: %.1f ns/op next to 1,000 elements, %.1f ns/op next to 100,000 (ratio %.2f), %.0f allocations per op",
 			small, large, ratio, allocs),
 		Bound: "cost independent of the wheel's size (ratio < 4), no allocation", Value: ratio, Unit: "x", Seeds: 1, Note: note,

@@ -10,6 +10,7 @@ import (
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/model/baseline"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/sim"
 )
 
@@ -85,15 +86,15 @@ func TestTW9_IdlePassSpeed(t *testing.T) {
 	})
 	lockedRatio, fullRatio := lockedNs/wheelNs, fullNs/wheelNs
 	fast := b.Holds(lockedRatio)
-	verdict := claims.Verdict(exact && fast)
+	verdict := findings.Verdict(exact && fast)
 	note := "same run, best of 5 batches each; GOMAXPROCS and load affect the ns, the ratio is the claim"
 	if raceEnabled {
-		verdict = claims.Verdict(exact)
+		verdict = findings.Verdict(exact)
 		note += "; race detector on: the speed verdict is not judged, only the exact counts"
 	} else if !fast {
 		t.Errorf("TW-9: the locked full scan takes %.0f ns per pass, the wheel %.1f ns: %.0fx, below the claims table's %s", lockedNs, wheelNs, lockedRatio, b)
 	}
-	claims.Report(t, claims.Record{
+	findings.Report(t, findings.Record{
 		ID: "TW-9", Verdict: verdict,
 		Measured: fmt.Sprintf("a pass over 100,000 idle connections: locked full scan %.0f µs, lock-free full scan %.0f µs, wheel %.1f ns: %.0fx against the locked scan (%.0fx against the lock-free one); lookups per pass %d / %d / %d",
 			lockedNs/1000, fullNs/1000, wheelNs, lockedRatio, fullRatio, lp.Lookups, fp.Lookups, wp.Lookups),

@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // idleVisits is one seed of TestTW3_PassVisitsOnlyDue.
@@ -35,20 +36,22 @@ type idleVisits struct {
 // fire exactly the predicted timeouts.
 func TestTW3_PassVisitsOnlyDue(t *testing.T) {
 	claims.Run(t, claims.Check[idleVisits]{
-		Claim: "TW-3", Bound: "visits when none due", Seeds: seeds(3), Config: twSim,
+		Claim: "TW-3", Bound: "visits when none due", Options: simtest.Options{Seeds: seeds(3), Config: twSim},
 		Fly:    func(s *sim.Sim, b claims.Bound) (idleVisits, error) { return visitsOnlyDue(s, b) },
 		Sample: func(r idleVisits) claims.Sample { return r.smp },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("at most %s connections visited by one idle pass over 100,000 connections (%d observations: each idle pass of each thread, seen from outside by the wheel deadlines a visit would re-arm and by the cop's counters, and a bare wheel counting its elements' Deadline calls)%s",
 				o.WorstText(), o.Of, failedText(o))
 		},
-		Note: func(o claims.Outcome) string {
-			passes, lookups := o.Tally[tallyRefPasses], o.Tally[tallyRefLookups]
-			if passes == 0 {
-				return "no run reached its end: the full scan's lookups were not counted"
-			}
-			return fmt.Sprintf("each thread's full-scan reference, fed the same operations, looked up %d connections in %d passes (%.0f per pass, where the wheel's idle passes visited none); over all passes the wheel visited exactly the due buckets' connections the TW-1 contract predicts",
-				lookups, passes, float64(lookups)/float64(passes))
+		More: claims.Hooks[idleVisits]{
+			NoteFrom: func(o claims.Outcome) string {
+				passes, lookups := o.Tally[tallyRefPasses], o.Tally[tallyRefLookups]
+				if passes == 0 {
+					return "no run reached its end: the full scan's lookups were not counted"
+				}
+				return fmt.Sprintf("each thread's full-scan reference, fed the same operations, looked up %d connections in %d passes (%.0f per pass, where the wheel's idle passes visited none); over all passes the wheel visited exactly the due buckets' connections the TW-1 contract predicts",
+					lookups, passes, float64(lookups)/float64(passes))
+			},
 		},
 	})
 }

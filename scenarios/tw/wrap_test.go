@@ -9,6 +9,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/netthreads"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestTW5_WrapAroundScripted checks TW-5's wraparound on rings of 8 to 32
@@ -18,9 +19,8 @@ import (
 // deadline. The figure is the most visits one connection needed.
 func TestTW5_WrapAroundScripted(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
-		Claim: "TW-5", Seeds: seeds(10), Config: twSim,
-		Fly:    func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return wrapScript(s) },
-		Sample: func(r claims.Sample) claims.Sample { return r },
+		Claim: "TW-5", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
+		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) { return wrapScript(s) },
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d connections with timeouts up to five rings, on rings of 8 to 32: %d visited other than once per ring until due or fired other than at the first tick after the deadline; up to %.0f visits for one connection%s",
 				o.Of, o.Wrong, o.Worst, failedText(o))
@@ -143,7 +143,7 @@ func TestTW5_CatchUpAfterShortPauses(t *testing.T) {
 func catchUpCheck(t *testing.T, pauses tweak, what string, probes []claims.Probe) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{
-		Claim: "TW-5", Seeds: seeds(12), Config: twSim,
+		Claim: "TW-5", Options: simtest.Options{Seeds: seeds(12), Config: twSim},
 		Fly: func(s *sim.Sim, _ claims.Bound) (*flown, error) {
 			f, err := fly(s, names, []tweak{pauses}, "TW-2")
 			if err != nil {

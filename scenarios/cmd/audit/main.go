@@ -44,6 +44,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/scenarios/audit"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -353,7 +354,7 @@ func finish(out string, rep *audit.Report, start time.Time, run string) error {
 		// A narrowed audit judges the claims it ran: the others were not
 		// asked for, which is not the same as nobody checking them.
 		n := len(rep.Claims)
-		rep.Claims = slices.DeleteFunc(rep.Claims, func(c audit.ClaimResult) bool { return c.Verdict == claims.NotChecked })
+		rep.Claims = slices.DeleteFunc(rep.Claims, func(c audit.ClaimResult) bool { return c.Verdict == findings.NotChecked })
 		if skipped := n - len(rep.Claims); skipped > 0 {
 			fmt.Printf("audit: -run %s left %d of %d claims unchecked; they are not judged\n", run, skipped, n)
 		}

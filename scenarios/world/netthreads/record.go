@@ -6,7 +6,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/stats"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 )
 
 // The probes the world counts (sim.Sim.Probe): rare interleavings the TW
@@ -118,7 +118,7 @@ func (th *Thread) record() {
 	// Read as a Prometheus server reads it, through the text exposition:
 	// a counter the cop counts right but exports wrong is what TW-8 is
 	// about too.
-	metrics, err := claims.Scrape(&reg, "inactivity_cop")
+	metrics, err := series.Scrape(&reg, "inactivity_cop")
 	if err != nil {
 		w.violate("TW-8", "thread %d: %v", th.Index, err)
 	}

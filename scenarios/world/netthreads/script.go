@@ -13,7 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/impl/timerwheel"
 	"github.com/windtunnel/windtunnel/model"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/sim"
 )
 
@@ -275,7 +275,7 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 		hs[t].Do(func(c *inactivitycop.Cop, _ time.Time) { r.Totals = c.Wheel().Totals() })
 		var reg stats.Registry
 		m.Register(&reg)
-		metrics, err := claims.Scrape(&reg, "inactivity_cop") // what a scraper reads (record.go)
+		metrics, err := series.Scrape(&reg, "inactivity_cop") // what a scraper reads (record.go)
 		if err != nil && opErr == nil {
 			opErr = fmt.Errorf("thread %d: %w", t, err)
 		}

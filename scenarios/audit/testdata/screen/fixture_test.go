@@ -1,6 +1,6 @@
 // Package screen is a fixture of the audit runner's tests: two claim checks
 // whose "mutants" (the schema binary's switch, WINDTUNNEL_MUTANT) are caught
-// at different seeds, for the one-seed screen (claims.ScreenEnv).
+// at different seeds, for the one-seed screen (findings.ScreenEnv).
 //
 //   - fixture-first breaks TestLate at every seed: the screen catches it,
 //     after TestEarly has flown one seed instead of its ten.
@@ -64,8 +64,8 @@ type result struct{ wrong int64 }
 func check(t *testing.T, claim, mutant string, failFrom int, probes []claims.Probe) {
 	n := flies(t)
 	claims.Run(t, claims.Check[result]{
-		Claim: claim,
-		Seeds: seeds,
+		Claim:   claim,
+		Options: simtest.Options{Seeds: seeds},
 		Fly: func(s *sim.Sim, _ claims.Bound) (result, error) {
 			n.Add(1)
 			i := index(t.Name(), s)

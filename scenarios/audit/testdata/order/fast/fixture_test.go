@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/windtunnel/windtunnel/scenarios/audit/testdata/order/orderlog"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 func TestFastTimed(t *testing.T) {
 	defer orderlog.Span(t)()
-	claims.Report(t, claims.Record{ID: "FX-4", Verdict: claims.Holds, Measured: "timed", Bound: "-", Seeds: 1})
+	findings.Report(t, findings.Record{ID: "FX-4", Verdict: findings.Holds, Measured: "timed", Bound: "-", Seeds: 1})
 }
 
 func TestFastUntimed(t *testing.T) {
 	defer orderlog.Span(t)()
-	claims.Report(t, claims.Record{ID: "FX-3", Verdict: claims.Holds, Measured: "untimed", Bound: "-", Seeds: 1})
+	findings.Report(t, findings.Record{ID: "FX-3", Verdict: findings.Holds, Measured: "untimed", Bound: "-", Seeds: 1})
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/scenarios/audit/testdata/order/orderlog"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 // waitLimit bounds the wait: a mutant's overlay build on a loaded machine
@@ -33,5 +33,5 @@ func TestMeetsAMutant(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	claims.Report(t, claims.Record{ID: "FX-5", Verdict: claims.Holds, Measured: "met", Bound: "-", Seeds: 1})
+	findings.Report(t, findings.Record{ID: "FX-5", Verdict: findings.Holds, Measured: "met", Bound: "-", Seeds: 1})
 }

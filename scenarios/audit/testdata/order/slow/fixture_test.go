@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/scenarios/audit/testdata/order/orderlog"
-	"github.com/windtunnel/windtunnel/scenarios/claims"
+	"github.com/windtunnel/windtunnel/scenarios/claims/findings"
 )
 
 func TestSlowFirst(t *testing.T) {
 	defer orderlog.Span(t)()
 	time.Sleep(300 * time.Millisecond)
-	claims.Report(t, claims.Record{ID: "FX-1", Verdict: claims.Holds, Measured: "first", Bound: "-", Seeds: 1})
+	findings.Report(t, findings.Record{ID: "FX-1", Verdict: findings.Holds, Measured: "first", Bound: "-", Seeds: 1})
 }
 
 func TestSlowSecond(t *testing.T) {
 	defer orderlog.Span(t)()
 	time.Sleep(300 * time.Millisecond)
-	claims.Report(t, claims.Record{ID: "FX-2", Verdict: claims.Holds, Measured: "second", Bound: "-", Seeds: 1})
+	findings.Report(t, findings.Record{ID: "FX-2", Verdict: findings.Holds, Measured: "second", Bound: "-", Seeds: 1})
 }

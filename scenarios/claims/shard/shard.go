@@ -1,4 +1,13 @@
-package claims
+// Package shard holds the sample files of a sharded sweep. A sweep can be
+// split into shards (-sim.shard=i/n, or WINDTUNNEL_SIM_SHARD), each run by a
+// machine of its own. With WINDTUNNEL_SHARD_OUT=DIR, every claim check
+// writes its seeds' samples to DIR/samples/<test>.jsonl (Write); with
+// WINDTUNNEL_SHARD_MERGE=DIR1,DIR2,... (Merging), a check flies nothing and
+// judges the union of the shards' samples instead (Read), through the same
+// merge, verdict and texts as an unsharded run, so the merged records equal
+// an unsharded run's. Read refuses a set of shards with a missing, doubled
+// or foreign slice, naming it.
+package shard
 
 import (
 	"bufio"
@@ -12,22 +21,25 @@ import (
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
-// A sweep can be split into shards (-sim.shard=i/n, or WINDTUNNEL_SIM_SHARD),
-// each run by a machine of its own. With WINDTUNNEL_SHARD_OUT=DIR, every
-// claim check writes its seeds' samples to DIR/samples/<test>.jsonl; with
-// WINDTUNNEL_SHARD_MERGE=DIR1,DIR2,..., a check flies nothing and judges the
-// union of the shards' samples instead, through the same merge, verdict and
-// texts as an unsharded run, so the merged records equal an unsharded run's.
-// The merge refuses a set of shards with a missing, doubled or foreign
-// slice, naming it.
-
 type shardHeader struct {
 	Test  string `json:"test"`
 	Shard string `json:"shard"`
 	Seeds int    `json:"seeds"` // the test's regular seeds over the whole sweep
 }
 
-func mergeDirs() []string {
+// Seed is one seed's outcome as a check merges it: what the harness
+// reported and the sample (S) the check made of the body's value.
+type Seed[S any] struct {
+	Seed    uint64           `json:"seed"`
+	Index   int              `json:"index"` // the regular seed's index, -1 for a corpus seed
+	Failure string           `json:"failure,omitempty"`
+	Probes  map[string]int64 `json:"probes,omitempty"`
+	Sample  S                `json:"sample"`
+}
+
+// Merging returns the shards' directories when the run merges a sweep
+// (WINDTUNNEL_SHARD_MERGE), nil when it flies its own seeds.
+func Merging() []string {
 	v := os.Getenv("WINDTUNNEL_SHARD_MERGE")
 	if v == "" {
 		return nil
@@ -39,8 +51,9 @@ func samplesPath(dir, test string) string {
 	return filepath.Join(dir, "samples", strings.ReplaceAll(test, "/", "_")+".jsonl")
 }
 
-// writeShard writes a check's samples when the run is a shard of a sweep.
-func writeShard(test string, defaultSeeds, maxSeeds int, seeds []SeedSample) error {
+// Write writes a check's samples when the run is a shard of a sweep
+// (WINDTUNNEL_SHARD_OUT), and does nothing otherwise.
+func Write[S any](test string, defaultSeeds, maxSeeds int, seeds []Seed[S]) error {
 	dir := os.Getenv("WINDTUNNEL_SHARD_OUT")
 	if dir == "" {
 		return nil
@@ -71,11 +84,11 @@ func writeShard(test string, defaultSeeds, maxSeeds int, seeds []SeedSample) err
 	return w.Flush()
 }
 
-// readShards reads a check's samples from every shard and checks that the
-// shards are one sweep: the same seed count, every slice of the same n
-// exactly once, every regular seed index exactly once.
-func readShards(test string, dirs []string) ([]SeedSample, error) {
-	var all []SeedSample
+// Read reads a check's samples from every shard and checks that the shards
+// are one sweep: the same seed count, every slice of the same n exactly
+// once, every regular seed index exactly once.
+func Read[S any](test string, dirs []string) ([]Seed[S], error) {
+	var all []Seed[S]
 	var n, seeds = -1, -1
 	slicesSeen := map[int]string{}
 	indices := map[int]string{}
@@ -100,7 +113,7 @@ func readShards(test string, dirs []string) ([]SeedSample, error) {
 				}
 				continue
 			}
-			var s SeedSample
+			var s Seed[S]
 			if err := dec.Decode(&s); err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s:%d: %v", path, line, err)
@@ -146,7 +159,7 @@ func readShards(test string, dirs []string) ([]SeedSample, error) {
 	}
 	// Seed order: corpus seeds first, then regular seeds by index, as an
 	// unsharded run plans them.
-	slices.SortStableFunc(all, func(a, b SeedSample) int {
+	slices.SortStableFunc(all, func(a, b Seed[S]) int {
 		switch {
 		case a.Index < 0 && b.Index < 0:
 			return 0

@@ -1,4 +1,8 @@
-package claims
+// Package racefree runs production code on real goroutines (rt.Real) for
+// the RaceFree checks, where the race detector, not the simulator, is the
+// judge: Concurrently runs named goroutines and reports each one's failure,
+// and Preempting makes read-lock holds overlap even on one processor.
+package racefree
 
 // The goroutines run on rt.Real, never in a simulated task: a count of the
 // foreground ones left, read by the background ones, is an atomic.

@@ -1,4 +1,4 @@
-package claims
+package series
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 // Scrape reads e as a Prometheus server does (checks.Scrape: its text
 // exposition through the Prometheus parser) and returns every series'
 // value, keyed as Metric.Series names them. It fails when a series the
-// source texts name under prefix (MetricsNamed) is missing or exported with
+// source texts name under prefix (Named) is missing or exported with
 // another type than the table's Kind: a metric claim is about the series a
 // dashboard reads, and a checker that read the registry's own snapshot
 // instead passed an exposition no scraper could parse.
@@ -18,7 +18,7 @@ func Scrape(e checks.Exporter, prefix string) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range MetricsNamed(prefix) {
+	for _, m := range Named(prefix) {
 		if _, ok := sc.Values[m.Series()]; !ok {
 			return nil, fmt.Errorf("%s: the exposition has no series %s", m.Claim, m.Series())
 		}

@@ -1,4 +1,4 @@
-package claims
+package shard
 
 import (
 	"encoding/json"
@@ -10,6 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// sample stands for the harness's sample type, which this package never
+// looks into.
+type sample struct {
+	Worst float64
+	Seen  bool
+}
+
 func shardDir(t *testing.T, test, shard string, seeds int, indices ...int) string {
 	dir := t.TempDir()
 	path := samplesPath(dir, test)
@@ -19,7 +26,7 @@ func shardDir(t *testing.T, test, shard string, seeds int, indices ...int) strin
 	enc := json.NewEncoder(f)
 	require.NoError(t, enc.Encode(shardHeader{Test: test, Shard: shard, Seeds: seeds}))
 	for _, i := range indices {
-		require.NoError(t, enc.Encode(SeedSample{Seed: uint64(100 + i), Index: i, Sample: Sample{Worst: float64(i), Seen: true}}))
+		require.NoError(t, enc.Encode(Seed[sample]{Seed: uint64(100 + i), Index: i, Sample: sample{Worst: float64(i), Seen: true}}))
 	}
 	require.NoError(t, f.Close())
 	return dir
@@ -28,7 +35,7 @@ func shardDir(t *testing.T, test, shard string, seeds int, indices ...int) strin
 func TestShardSamplesMergeInSeedOrderOrAreRefused(t *testing.T) {
 	a := shardDir(t, "TestX", "0/2", 4, -1, 0, 1)
 	b := shardDir(t, "TestX", "1/2", 4, 2, 3)
-	got, err := readShards("TestX", []string{b, a})
+	got, err := Read[sample]("TestX", []string{b, a})
 	require.NoError(t, err)
 	var idx []int
 	for _, s := range got {
@@ -36,14 +43,14 @@ func TestShardSamplesMergeInSeedOrderOrAreRefused(t *testing.T) {
 	}
 	assert.Equal(t, []int{-1, 0, 1, 2, 3}, idx, "corpus first, then by index, whatever the order of the shards")
 
-	_, err = readShards("TestX", []string{a})
+	_, err = Read[sample]("TestX", []string{a})
 	assert.ErrorContains(t, err, "shard 1/2 is missing")
-	_, err = readShards("TestX", []string{a, shardDir(t, "TestX", "1/2", 4, 1, 2, 3)})
+	_, err = Read[sample]("TestX", []string{a, shardDir(t, "TestX", "1/2", 4, 1, 2, 3)})
 	assert.ErrorContains(t, err, "in two shards")
-	_, err = readShards("TestX", []string{a, shardDir(t, "TestX", "1/2", 4, 2)})
+	_, err = Read[sample]("TestX", []string{a, shardDir(t, "TestX", "1/2", 4, 2)})
 	assert.ErrorContains(t, err, "seed index 3 of TestX is in no shard")
-	_, err = readShards("TestX", []string{a, shardDir(t, "TestX", "1/2", 6, 2, 3)})
+	_, err = Read[sample]("TestX", []string{a, shardDir(t, "TestX", "1/2", 6, 2, 3)})
 	assert.ErrorContains(t, err, "not one sweep")
-	_, err = readShards("TestY", []string{a})
+	_, err = Read[sample]("TestY", []string{a})
 	assert.ErrorContains(t, err, "no samples of TestY")
 }

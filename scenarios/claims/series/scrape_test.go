@@ -1,4 +1,4 @@
-package claims
+package series
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func (t text) WriteText(w io.Writer) error {
 // counter, a named series left out, a fractional count.
 func TestScrapeReadsWhatAScraperReads(t *testing.T) {
 	good := ""
-	for _, m := range MetricsNamed("inactivity_cop") {
+	for _, m := range Named("inactivity_cop") {
 		good += fmt.Sprintf("# TYPE %s %s\n%s 7\n", m.Name, m.Kind, m.Name)
 	}
 	got, err := Scrape(text(good), "inactivity_cop")

@@ -57,3 +57,24 @@ func parseClaims(md string) ([]Claim, error) {
 	}
 	return out, nil
 }
+
+// knownClaim refuses a claim ID that CLAIMS.md does not have: its record
+// would be filed under a claim the audit never reads, and the check would
+// seem to serve a claim nobody made.
+func knownClaim(id string) error {
+	cs, err := Claims()
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if c.ID == id {
+			return nil
+		}
+		ids = append(ids, c.ID)
+	}
+	if id == "" {
+		return fmt.Errorf("the check names no claim (known: %s)", strings.Join(ids, ", "))
+	}
+	return fmt.Errorf("claim %s is not in CLAIMS.md (known: %s)", id, strings.Join(ids, ", "))
+}
