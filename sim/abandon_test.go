@@ -9,7 +9,7 @@ import (
 )
 
 // A run whose Config.Abandon is set stops at its next check (every
-// AbandonCheckSteps steps) and says so; a run whose Abandon stays false is
+// abandonCheckSteps steps) and says so; a run whose Abandon stays false is
 // the same run as one without it (the same steps and trace hash).
 func TestAbandonEndsARunAndChangesNothingElse(t *testing.T) {
 	loop := func(s *Sim) {
@@ -33,7 +33,7 @@ func TestAbandonEndsARunAndChangesNothingElse(t *testing.T) {
 	require.Error(t, cut.Err)
 	assert.True(t, cut.Abandoned)
 	assert.Contains(t, cut.Err.Error(), "abandoned")
-	assert.LessOrEqual(t, cut.Steps, int64(AbandonCheckSteps))
+	assert.LessOrEqual(t, cut.Steps, int64(abandonCheckSteps))
 
 	// Under PCT too (its pick goes through the same check).
 	cut = Run(Config{Seed: 3, Abandon: &yes, Strategy: PCT(3, 60_000)}, loop)

@@ -99,7 +99,7 @@ func BenchmarkSchedulerStep(b *testing.B) {
 		for range 2 {
 			s.Go("worker", func() {
 				defer done.Done()
-				for int(s.Steps()) < n {
+				for int(s.stepsSoFar()) < n {
 					mu.Lock()
 					//lint:ignore SA2001 the lock operations are the scheduling steps measured
 					mu.Unlock()
@@ -107,7 +107,7 @@ func BenchmarkSchedulerStep(b *testing.B) {
 			})
 		}
 		_ = done.Wait(context.Background())
-		steps = s.Steps()
+		steps = s.stepsSoFar()
 		switches = s.switches
 	})
 	b.StopTimer()

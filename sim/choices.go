@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // The world's choices: every value a run draws through Sim.Rand, and every
-// answer of Sim.Keep. Recorded (Config.RecordChoices), they are the run's
-// workload and faults as data; replayed (Config.ReplayChoices), an edited
+// answer of Sim.Keep. Recorded (protocol.Options.RecordChoices), they are the run's
+// workload and faults as data; replayed (protocol.Options.ReplayChoices), an edited
 // copy is an edited run. This is how rapid and Hypothesis shrink: shorter
 // lists, smaller values and dropped elements mean fewer operations, smaller
 // values and no fault. The schedule is not among them: it has its own
@@ -20,17 +22,17 @@ import (
 // The draws are one list in the order they were made; past its end every
 // draw is the smallest value that terminates (1: a zero would spin
 // math/rand's rejection sampling forever), and a run that keeps drawing
-// past the end (MaxOverrun draws) panics, so an edited list cannot hang a
+// past the end (maxOverrun draws) panics, so an edited list cannot hang a
 // run. The Keep answers are lists of their own, one per Keepable, indexed
 // by the ordinal of the Keep call of that kind: dropping the 7th operation
 // leaves the 8th the 8th, whatever the 7th would have drawn. Past the end
 // of a Keep list the answer is false, so a list cut short drops every
 // later operation (or fault).
 //
-// A recorded run's choices can be replayed keyed (Keeps.ChoiceKeys set,
+// A recorded run's choices can be replayed keyed (protocol.Keeps.ChoiceKeys set,
 // which a shrinker and a shrunk replay file do): every draw and every Keep
 // answer then says which task made it and its ordinal among that task's
-// draws (or Keep calls of the kind) (KeepKey), and the replay hands each
+// draws (or Keep calls of the kind) (protocol.KeepKey), and the replay hands each
 // task's n-th draw and answer back by that key instead of by the run's
 // ordinal: a key the list does not hold answers false, or draws a value
 // of its own (freshDraw). The run's ordinal is fragile under edits: a client whose
@@ -40,7 +42,7 @@ import (
 // another task's call. Keyed, dropping one task's operations leaves every
 // other task's draws and answers where they were; and what a component
 // draws and asks Keep while serving one of a task's operations (a
-// statement's latency and fault, inside Sim.Inside) is keyed by that
+// statement's latency and fault, inside protocol.Inside) is keyed by that
 // operation, so dropping it moves none of the task's other draws or
 // answers onto another operation's. Draws and answers are
 // keyed together or not at all: a task's Keep follows its own draws, and
@@ -53,121 +55,35 @@ import (
 // refuses every candidate whose failure mentions it (sim/shrink).
 var ErrDropped = errors.New("operation dropped by the run's choices (sim.Keep)")
 
-// Keepable names what a Keep decision keeps or drops.
-type Keepable uint8
+// Keepable names what a Keep decision keeps or drops: KeepOperation or
+// KeepFault.
+type Keepable = protocol.Keepable
 
 const (
 	// KeepOperation is one client operation of a workload: dropped, the
 	// client skips it.
-	KeepOperation Keepable = iota + 1
+	KeepOperation = protocol.KeepOperation
 	// KeepFault is one injected fault (a lost message, a failed read, a
 	// restart): dropped, the world does not inject it.
-	KeepFault
+	KeepFault = protocol.KeepFault
 
-	keepKinds = 3 // array size for per-kind state, indexed by Keepable
+	keepKinds = protocol.KeepKinds
 )
 
-func (k Keepable) String() string {
-	switch k {
-	case KeepOperation:
-		return "operation"
-	case KeepFault:
-		return "fault"
-	}
-	return "keepable(?)"
-}
+// The protocol's types, by their short names here.
+type (
+	keepKey  = protocol.KeepKey
+	keepSite = protocol.KeepSite
+)
 
-func (k Keepable) valid() bool { return k == KeepOperation || k == KeepFault }
+const (
+	noPos  = protocol.NoPos
+	opMark = protocol.OpMark
+)
 
-// KeepSite is one Keep decision of a recorded run.
-type KeepSite struct {
-	What  Keepable
-	Index int // its place among the recorded Keep calls of this kind (its list entry in KeepsOf)
-	Key   KeepKey
-	Label string // what it is about, e.g. the key an operation reads (KeepFor)
-	Kept  bool
-}
-
-// KeepKey names one Keep call independently of the other tasks: the task
-// that made it and its ordinal among that task's Keep calls of the kind.
-// A task is named by its name, with "#k" appended for the k-th task of
-// that name (k ≥ 2, in spawn order); a call outside every task has the
-// empty name.
-type KeepKey struct {
-	Task string
-	N    int
-}
-
-// Keeps are the Keep answers a run replays, one list per kind, and, for a
-// keyed replay (KeepsOfRun), the draw or Keep call each entry is for.
-type Keeps struct {
-	Operations []bool
-	Faults     []bool
-	// OperationKeys and FaultKeys are as long as or longer than their
-	// lists: answer i is for the call OperationKeys[i] (a key past the
-	// list's end is answered false). ChoiceKeys, when set, makes the replay
-	// keyed: Config.Choices[i] is the draw ChoiceKeys[i], and the Keep
-	// answers are looked up by their keys. Nil ChoiceKeys: draws and
-	// answers by the run's ordinals (the Keys are then not used).
-	OperationKeys []KeepKey
-	FaultKeys     []KeepKey
-	ChoiceKeys    []KeepKey
-	// Beyond, in a keyed replay, answers true the Keep calls that lie past
-	// the recorded run's Horizon (it had ended before them) instead of
-	// false: the run goes on as the seed would have. nil: false, as for
-	// every other unlisted call.
-	Beyond *Horizon
-}
-
-func (k *Keeps) list(what Keepable) []bool {
-	if what == KeepFault {
-		return k.Faults
-	}
-	return k.Operations
-}
-
-// KeepsOf rebuilds the Keep lists of a recorded run from its sites, keyed.
-func KeepsOf(sites []KeepSite) Keeps {
-	var k Keeps
-	for _, s := range sites {
-		switch s.What {
-		case KeepOperation:
-			k.Operations = append(k.Operations, s.Kept)
-			k.OperationKeys = append(k.OperationKeys, s.Key)
-		case KeepFault:
-			k.Faults = append(k.Faults, s.Kept)
-			k.FaultKeys = append(k.FaultKeys, s.Key)
-		}
-	}
-	return k
-}
-
-// KeepsOfRun is a recorded run's Keep lists and choice keys: what
-// replays it keyed (Config.Keeps with Config.Choices = r.Choices).
-func KeepsOfRun(r Result) Keeps {
-	k := KeepsOf(r.KeepSites)
-	k.ChoiceKeys = r.ChoiceKeys
-	if k.ChoiceKeys == nil {
-		k.ChoiceKeys = []KeepKey{}
-	}
-	if k.OperationKeys == nil {
-		k.OperationKeys = []KeepKey{}
-	}
-	if k.FaultKeys == nil {
-		k.FaultKeys = []KeepKey{}
-	}
-	return k
-}
-
-// DefaultMaxChoices bounds a recorded choice list (Config.MaxChoices): a
-// shrinker works on runs far shorter, and a long run's list is cut, not
-// grown without limit (Result.ChoicesCut says so). It bounds the recorded
-// Keep sites too.
-const DefaultMaxChoices = 1 << 22
-
-// MaxOverrun is how many draws past the end of a replayed choice list a run
+// maxOverrun is how many draws past the end of a replayed choice list a run
 // may make before it panics.
-const MaxOverrun = 1 << 20
+const maxOverrun = 1 << 20
 
 // worldSource is the world stream's source: the seed's PCG, or a given list
 // of choices; optionally recording what it hands out.
@@ -176,17 +92,17 @@ type worldSource struct {
 	replay bool // draw from list and keeps, not from pcg
 	list   []uint64
 	pos    int
-	keeps  Keeps
+	keeps  protocol.Keeps
 	asked  [keepKinds]int // Keep calls so far, by kind
 	// recorded counts the recorded Keep sites, by kind: a keyed replay
 	// skips some (decide), so it can be below asked.
 	recorded [keepKinds]int
 	// A keyed replay (keeps.ChoiceKeys set): ix[0] finds a draw's key's
 	// index in list, ix[kind] a Keep call's key's answer (built by
-	// Keeps.indexKeys). overrun counts draws no key answered.
+	// Keeps.IndexKeys). overrun counts draws no key answered.
 	keyed   bool
 	seed    uint64 // for draws a keyed list does not hold (freshDraw)
-	ix      *keyIndexes
+	ix      *protocol.KeyIndexes
 	overrun int
 	// byTask are the tasks' keys' names and draws and Keep calls so far,
 	// by task id + 1 (slot 0: outside every task); recKeys the recorded
@@ -194,19 +110,19 @@ type worldSource struct {
 	s         *Sim
 	byTask    []taskKeeps
 	nameCount map[string]int // tasks named so far, by name
-	recKeys   []KeepKey
+	recKeys   []keepKey
 
 	record bool
 	max    int
 	rec    []uint64
 	cut    bool
-	sites  []KeepSite
+	sites  []keepSite
 }
 
 // Uint64 implements rand.Source.
 func (w *worldSource) Uint64() uint64 {
 	var v uint64
-	var key KeepKey
+	var key keepKey
 	pos := noPos
 	if w.keyed || w.record {
 		key, pos = w.s.taskKey(0)
@@ -220,8 +136,8 @@ func (w *worldSource) Uint64() uint64 {
 			// once its operations are dropped): a value of its own, from
 			// its key, not the smallest one, which would make every wait
 			// of such a loop zero and the loop spin to its limit.
-			if w.overrun >= MaxOverrun {
-				panic(fmt.Sprintf("sim: the run drew %d values its %d choices do not hold: an edited choice list that never ends the run", MaxOverrun, len(w.list)))
+			if w.overrun >= maxOverrun {
+				panic(fmt.Sprintf("sim: the run drew %d values its %d choices do not hold: an edited choice list that never ends the run", maxOverrun, len(w.list)))
 			}
 			w.overrun++
 			v = freshDraw(w.seed, key)
@@ -230,8 +146,8 @@ func (w *worldSource) Uint64() uint64 {
 		v = 1
 		if w.pos < len(w.list) {
 			v = w.list[w.pos]
-		} else if w.pos-len(w.list) >= MaxOverrun {
-			panic(fmt.Sprintf("sim: the run drew %d values past the end of its %d choices: an edited choice list that never ends the run", MaxOverrun, len(w.list)))
+		} else if w.pos-len(w.list) >= maxOverrun {
+			panic(fmt.Sprintf("sim: the run drew %d values past the end of its %d choices: an edited choice list that never ends the run", maxOverrun, len(w.list)))
 		}
 		w.pos++
 	default:
@@ -253,22 +169,22 @@ func (w *worldSource) Uint64() uint64 {
 // tens of thousands of each, and growing the lists by doubling was a
 // tenth of a re-run's time (copying, and the collector scanning the
 // copies).
-func (w *worldSource) presize(k Keeps) {
+func (w *worldSource) presize(k protocol.Keeps) {
 	if !w.record {
 		return
 	}
 	if n := min(len(k.ChoiceKeys), w.max); n > 0 {
-		w.rec, w.recKeys = make([]uint64, 0, n), make([]KeepKey, 0, n)
+		w.rec, w.recKeys = make([]uint64, 0, n), make([]keepKey, 0, n)
 	}
 	if n := min(len(k.OperationKeys)+len(k.FaultKeys), w.max); n > 0 {
-		w.sites = make([]KeepSite, 0, n)
+		w.sites = make([]keepSite, 0, n)
 	}
 }
 
 // freshDraw is a keyed replay's value for a draw its list does not hold:
 // a hash of the seed and the draw's key (splitmix64 over FNV-1a), so that
 // it is the same in every replay.
-func freshDraw(seed uint64, key KeepKey) uint64 {
+func freshDraw(seed uint64, key keepKey) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(key.Task); i++ {
 		h = (h ^ uint64(key.Task[i])) * 1099511628211
@@ -299,33 +215,20 @@ type taskKeeps struct {
 	opAt    [keepKinds][]int32
 }
 
-// opMark joins a task's name and an operation's ordinal in the key of a
-// draw or Keep call made inside the operation (Inside): "client 3\x00op17".
-// A task's key name holds no NUL (taskKey replaces one), so the keys of a
-// task and of its operations never meet.
-const opMark = "\x00op"
-
-// Owner is the name of the task that made the call: the key's Task, less
-// the operation it was made inside (Inside) if any.
-func (k KeepKey) Owner() string {
-	owner, _, _ := strings.Cut(k.Task, opMark)
-	return owner
-}
-
 // decide answers one Keep: true from the seed (which draws nothing, so
 // that adding a Keep to a workload changes none of its seeds), the kind's
 // list entry when replaying (false past its end): by key for a keyed
 // list, else by the run's ordinal.
-func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) bool {
+func (w *worldSource) decide(what Keepable, label string, key keepKey, pos int) bool {
 	i := w.asked[what]
 	w.asked[what]++
 	keep := true
 	if w.replay {
-		l := w.keeps.list(what)
+		l := w.keeps.List(what)
 		if w.keyed {
 			keep = pos != noPos && pos < len(l) && l[pos]
 			if pos == noPos && w.keeps.Beyond != nil {
-				keep = w.keeps.Beyond.past(what, key)
+				keep = w.keeps.Beyond.Past(what, key)
 			}
 		} else {
 			keep = i < len(l) && l[i]
@@ -343,7 +246,7 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) 
 		if len(w.sites) >= w.max {
 			w.cut = true
 		} else {
-			w.sites = append(w.sites, KeepSite{What: what, Index: w.recorded[what], Key: key, Label: label, Kept: keep})
+			w.sites = append(w.sites, keepSite{What: what, Index: w.recorded[what], Key: key, Label: label, Kept: keep})
 			w.recorded[what]++
 		}
 	}
@@ -353,7 +256,7 @@ func (w *worldSource) decide(what Keepable, label string, key KeepKey, pos int) 
 // taskKey is the key of the current task's next draw (slot 0) or Keep
 // call of a kind (slot = the Keepable), counting it, and in a keyed replay
 // the key's position in its list (noPos if the list does not hold it).
-func (s *Sim) taskKey(slot int) (KeepKey, int) {
+func (s *Sim) taskKey(slot int) (keepKey, int) {
 	w := s.worldSrc
 	st := s.taskKeeps()
 	inside := s.insideMain
@@ -366,18 +269,18 @@ func (s *Sim) taskKey(slot int) (KeepKey, int) {
 			st.opName = st.name + opMark + strconv.Itoa(op)
 			if w.ix != nil {
 				for k := range st.opAt {
-					st.opAt[k] = w.ix[k].slice(st.opName)
+					st.opAt[k] = w.ix[k].Slice(st.opName)
 				}
 			}
 		}
 		n := st.opAsked[slot]
 		st.opAsked[slot]++
-		key := KeepKey{Task: st.opName, N: n}
+		key := keepKey{Task: st.opName, N: n}
 		return key, w.position(slot, st.opAt[slot], key)
 	}
 	n := st.asked[slot]
 	st.asked[slot]++
-	key := KeepKey{Task: st.name, N: n}
+	key := keepKey{Task: st.name, N: n}
 	return key, w.position(slot, st.at[slot], key)
 }
 
@@ -406,7 +309,7 @@ func (s *Sim) taskKeeps() *taskKeeps {
 		st := taskKeeps{name: name}
 		if w.ix != nil {
 			for k := range st.at {
-				st.at[k] = w.ix[k].slice(name)
+				st.at[k] = w.ix[k].Slice(name)
 			}
 		}
 		w.byTask = append(w.byTask, st)
@@ -416,60 +319,38 @@ func (s *Sim) taskKeeps() *taskKeeps {
 
 // position is key's position in the slot's keyed list, whose task's
 // dense positions are sl; noPos when the replay is not keyed.
-func (w *worldSource) position(slot int, sl []int32, key KeepKey) int {
+func (w *worldSource) position(slot int, sl []int32, key keepKey) int {
 	if w.ix == nil {
 		return noPos
 	}
-	return w.ix[slot].find(sl, key)
+	return w.ix[slot].Find(sl, key)
 }
 
-// Inside marks what the current task draws from the world stream and asks
+// inside marks what the current task draws from the world stream and asks
 // Keep, from now until End, as made inside its current operation by a
-// component serving it: a database statement's latency, error and fault,
-// a message's delay and loss. The workload's own draws (which operation,
-// on which key, how long to think) are made outside. A seed's run is the
-// same with or without it. A keyed replay (Keeps.ChoiceKeys) keys the
-// marked calls by the operation, the task's count of KeepOperation calls
-// before it, and their ordinal within it: so when a shrinker drops an
-// operation, whose statements then draw nothing and inject nothing, every
-// other operation's draws and faults, and the workload's, stay where they
-// were; keyed by the task's ordinal alone, every later one of its draws
-// would move onto another. Scopes nest; End closes the one Inside opened.
-//
-//	defer s.Inside().End()
-func (s *Sim) Inside() Inside {
-	in := Inside{s: s, t: s.current}
-	if in.t != nil {
-		in.t.inside++
-	} else {
-		s.insideMain++
+// component serving it (protocol.Inside): a database statement's latency,
+// error and fault, a message's delay and loss. The workload's own draws
+// (which operation, on which key, how long to think) are made outside. A
+// seed's run is the same with or without it. A keyed replay
+// (Keeps.ChoiceKeys) keys the marked calls by the operation, the task's
+// count of KeepOperation calls before it, and their ordinal within it: so
+// when a shrinker drops an operation, whose statements then draw nothing
+// and inject nothing, every other operation's draws and faults, and the
+// workload's, stay where they were; keyed by the task's ordinal alone,
+// every later one of its draws would move onto another. Scopes nest; End
+// closes the one inside opened.
+func (s *Sim) inside() protocol.Scope {
+	if t := s.current; t != nil {
+		return protocol.NewScope(&t.inside)
 	}
-	return in
-}
-
-// Inside is an open scope of Sim.Inside.
-type Inside struct {
-	s *Sim
-	t *task
-}
-
-// End closes the scope.
-func (in Inside) End() {
-	depth := &in.s.insideMain
-	if in.t != nil {
-		depth = &in.t.inside
-	}
-	if *depth <= 0 {
-		panic("sim: Inside().End() called more often than Inside")
-	}
-	*depth--
+	return protocol.NewScope(&s.insideMain)
 }
 
 // Keep asks whether the run includes one optional element of its workload
 // or fault plan: a client operation (KeepOperation) or an injected fault
 // (KeepFault). A seed's own run keeps everything, and asking draws nothing
 // from the world stream; a run replayed with edited Keep lists
-// (Config.Keeps) keeps what they say, which is how a shrinker drops
+// (protocol.Options.Keeps) keeps what they say, which is how a shrinker drops
 // operations and faults. A workload asks before each operation, after its
 // own draws, and skips the ones dropped; a fault plan asks once it has
 // decided to inject.
@@ -484,7 +365,7 @@ func (s *Sim) Keep(what Keepable) bool { return s.KeepFor(what, "") }
 // (the key of the stale read, say), which drops most of a workload in one
 // re-run.
 func (s *Sim) KeepFor(what Keepable, label string) bool {
-	if !what.valid() {
+	if !what.Valid() {
 		panic(fmt.Sprintf("sim: Keep(%d): want KeepOperation or KeepFault", what))
 	}
 	if s.worldSrc.replay {
@@ -492,15 +373,15 @@ func (s *Sim) KeepFor(what Keepable, label string) bool {
 		// Keep is always true and orders nothing (see Explore).
 		s.touch(objWorld)
 	}
-	var key KeepKey
+	var key keepKey
 	pos := noPos
 	if s.worldSrc.keyed || s.worldSrc.record {
 		key, pos = s.taskKey(int(what))
 	}
 	keep := s.worldSrc.decide(what, label, key, pos)
-	c := &s.kept
+	c := &s.recorded.Kept
 	if !keep {
-		c = &s.dropped
+		c = &s.recorded.Dropped
 	}
 	switch what {
 	case KeepOperation:
@@ -521,7 +402,7 @@ func (s *Sim) KeepFor(what Keepable, label string) bool {
 // the last operation kept. A seed's run, or a replay by ordinal, keeps
 // asking: it always reports true, and asking draws nothing.
 func (s *Sim) KeepsLeft(what Keepable) bool {
-	if !what.valid() {
+	if !what.Valid() {
 		panic(fmt.Sprintf("sim: KeepsLeft(%d): want KeepOperation or KeepFault", what))
 	}
 	w := s.worldSrc
@@ -542,7 +423,7 @@ func (s *Sim) KeepsLeft(what Keepable) bool {
 	st := s.taskKeeps()
 	if !st.lastSet[what] {
 		st.lastSet[what], st.last[what] = true, -1
-		l := w.keeps.list(what)
+		l := w.keeps.List(what)
 		for n, j := range st.at[what] {
 			if j != noPos && int(j) < len(l) && l[j] {
 				st.last[what] = n
@@ -555,7 +436,7 @@ func (s *Sim) KeepsLeft(what Keepable) bool {
 		// sparse: answering true for a sparse index ("do not guess") made
 		// the recording's replay run tails the run had ended, and a
 		// shrunk run that did not replay its own failure.
-		for k, j := range w.ix[what].sparse { //windtunnel:unordered a maximum
+		for k, j := range w.ix[what].Sparse { //windtunnel:unordered a maximum
 			if k.Task == st.name && k.N > st.last[what] && j < len(l) && l[j] {
 				st.last[what] = k.N
 			}
@@ -588,38 +469,8 @@ func (w *worldSource) recordPromises() {
 				w.cut = true
 				return
 			}
-			w.sites = append(w.sites, KeepSite{What: what, Index: w.recorded[what], Key: KeepKey{Task: st.name, N: st.last[what]}, Kept: true})
+			w.sites = append(w.sites, keepSite{What: what, Index: w.recorded[what], Key: keepKey{Task: st.name, N: st.last[what]}, Kept: true})
 			w.recorded[what]++
 		}
 	}
 }
-
-// Kept counts a run's Keep decisions by what they were about.
-type Kept struct {
-	Operations int64
-	Faults     int64
-}
-
-// Without returns a copy of k with the given Keep decisions of one kind
-// dropped (by ordinal), for tests and shrinkers.
-func (k Keeps) Without(what Keepable, ordinals ...int) Keeps {
-	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: append([]bool(nil), k.Faults...),
-		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys, Beyond: k.Beyond}
-	l := out.list(what)
-	for _, i := range ordinals {
-		if i >= 0 && i < len(l) {
-			l[i] = false
-		}
-	}
-	return out
-}
-
-// NoFaults returns a copy of k with every fault dropped.
-func (k Keeps) NoFaults() Keeps {
-	out := Keeps{Operations: append([]bool(nil), k.Operations...), Faults: make([]bool, len(k.Faults)),
-		OperationKeys: k.OperationKeys, FaultKeys: k.FaultKeys, ChoiceKeys: k.ChoiceKeys, Beyond: k.Beyond}
-	return out
-}
-
-// Of returns the kind's list.
-func (k Keeps) Of(what Keepable) []bool { return k.list(what) }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // choiceWorkload issues a drawn number of operations, each kept or dropped,
@@ -31,14 +33,14 @@ func choiceWorkload(s *Sim) (ops []int, faults int) {
 
 func TestChoicesReplayTheSeedsRun(t *testing.T) {
 	var a, b []int
-	rec := Run(Config{Seed: 11, RecordChoices: true}, func(s *Sim) { a, _ = choiceWorkload(s) })
+	rec := Run(withReplay(Config{Seed: 11}, protocol.Options{RecordChoices: true}), func(s *Sim) { a, _ = choiceWorkload(s) })
 	require.NoError(t, rec.Err)
-	again := Run(Config{Seed: 999, ReplayChoices: true, Choices: rec.Choices, Keeps: KeepsOf(rec.KeepSites), RecordChoices: true}, func(s *Sim) { b, _ = choiceWorkload(s) })
+	again := Run(withReplay(Config{Seed: 999}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: protocol.KeepsOf(rec.recorded.KeepSites), RecordChoices: true}), func(s *Sim) { b, _ = choiceWorkload(s) })
 	require.NoError(t, again.Err)
 	assert.Equal(t, a, b, "the recorded choices replay the same workload under another seed")
-	assert.Equal(t, rec.Choices, again.Choices, "a replay records what it replayed")
-	assert.Equal(t, rec.KeepSites, again.KeepSites)
-	assert.Equal(t, int64(len(a)), rec.Kept.Operations)
+	assert.Equal(t, rec.recorded.Choices, again.recorded.Choices, "a replay records what it replayed")
+	assert.Equal(t, rec.recorded.KeepSites, again.recorded.KeepSites)
+	assert.Equal(t, int64(len(a)), rec.recorded.Kept.Operations)
 }
 
 func TestKeepDrawsNothingFromTheSeed(t *testing.T) {
@@ -62,66 +64,66 @@ func TestKeepDrawsNothingFromTheSeed(t *testing.T) {
 func TestEditedChoicesDropOperationsAndFaults(t *testing.T) {
 	var ops []int
 	var faults int
-	rec := Run(Config{Seed: 3, RecordChoices: true}, func(s *Sim) { ops, faults = choiceWorkload(s) })
+	rec := Run(withReplay(Config{Seed: 3}, protocol.Options{RecordChoices: true}), func(s *Sim) { ops, faults = choiceWorkload(s) })
 	require.NoError(t, rec.Err)
-	require.NotEmpty(t, rec.KeepSites)
+	require.NotEmpty(t, rec.recorded.KeepSites)
 	require.Positive(t, faults)
 
 	// Drop every fault: the operations stay, and no fault is injected.
-	keeps := KeepsOf(rec.KeepSites)
+	keeps := protocol.KeepsOf(rec.recorded.KeepSites)
 	var ops2 []int
 	var faults2 int
-	res := Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults()}, func(s *Sim) { ops2, faults2 = choiceWorkload(s) })
+	res := Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: keeps.NoFaults()}), func(s *Sim) { ops2, faults2 = choiceWorkload(s) })
 	require.NoError(t, res.Err)
 	assert.Equal(t, ops, ops2)
 	assert.Zero(t, faults2)
-	assert.Equal(t, int64(faults), res.Dropped.Faults)
+	assert.Equal(t, int64(faults), res.recorded.Dropped.Faults)
 
 	// Drop the second operation: the others stay as they were, by ordinal.
 	var ops4 []int
-	res = Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(KeepOperation, 1)}, func(s *Sim) { ops4, _ = choiceWorkload(s) })
+	res = Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: keeps.Without(KeepOperation, 1)}), func(s *Sim) { ops4, _ = choiceWorkload(s) })
 	require.NoError(t, res.Err)
 	assert.Equal(t, append([]int{ops[0]}, ops[2:]...), ops4)
 
 	// An empty list: every draw the smallest, every Keep false.
 	var ops3 []int
-	res = Run(Config{Seed: 3, ReplayChoices: true, Choices: []uint64{}}, func(s *Sim) { ops3, _ = choiceWorkload(s) })
+	res = Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: []uint64{}}), func(s *Sim) { ops3, _ = choiceWorkload(s) })
 	require.NoError(t, res.Err)
 	assert.Empty(t, ops3)
-	assert.Equal(t, int64(3), res.Dropped.Operations, "n = 3 + IntN(5) with the smallest draw")
+	assert.Equal(t, int64(3), res.recorded.Dropped.Operations, "n = 3 + IntN(5) with the smallest draw")
 }
 
 func TestChoiceRecordIsBounded(t *testing.T) {
-	res := Run(Config{Seed: 1, RecordChoices: true, MaxChoices: 8}, func(s *Sim) {
+	res := Run(withReplay(Config{Seed: 1}, protocol.Options{RecordChoices: true, MaxChoices: 8}), func(s *Sim) {
 		for range 100 {
 			s.Rand().Uint64()
 		}
 	})
 	require.NoError(t, res.Err)
-	assert.Len(t, res.Choices, 8)
-	assert.True(t, res.ChoicesCut)
+	assert.Len(t, res.recorded.Choices, 8)
+	assert.True(t, res.recorded.ChoicesCut)
 }
 
 func TestChoicesWithoutReplayIsAConfigError(t *testing.T) {
-	res := Run(Config{Seed: 1, Choices: []uint64{1}}, func(*Sim) {})
+	res := Run(withReplay(Config{Seed: 1}, protocol.Options{Choices: []uint64{1}}), func(*Sim) {})
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "ReplayChoices")
-	res = Run(Config{Seed: 1, Keeps: Keeps{Faults: []bool{true}}}, func(*Sim) {})
+	res = Run(withReplay(Config{Seed: 1}, protocol.Options{Keeps: protocol.Keeps{Faults: []bool{true}}}), func(*Sim) {})
 	require.Error(t, res.Err)
 }
 
 func TestKeepSitesCarryLabels(t *testing.T) {
-	res := Run(Config{Seed: 1, RecordChoices: true}, func(s *Sim) {
+	res := Run(withReplay(Config{Seed: 1}, protocol.Options{RecordChoices: true}), func(s *Sim) {
 		s.KeepFor(KeepOperation, "k1")
 		s.Keep(KeepFault)
 		s.KeepFor(KeepOperation, "k2")
 	})
 	require.NoError(t, res.Err)
-	assert.Equal(t, []KeepSite{
-		{What: KeepOperation, Index: 0, Key: KeepKey{Task: "main", N: 0}, Label: "k1", Kept: true},
-		{What: KeepFault, Index: 0, Key: KeepKey{Task: "main", N: 0}, Kept: true},
-		{What: KeepOperation, Index: 1, Key: KeepKey{Task: "main", N: 1}, Label: "k2", Kept: true},
-	}, res.KeepSites)
+	assert.Equal(t, []protocol.KeepSite{
+		{What: KeepOperation, Index: 0, Key: protocol.KeepKey{Task: "main", N: 0}, Label: "k1", Kept: true},
+		{What: KeepFault, Index: 0, Key: protocol.KeepKey{Task: "main", N: 0}, Kept: true},
+		{What: KeepOperation, Index: 1, Key: protocol.KeepKey{Task: "main", N: 1}, Label: "k2", Kept: true},
+	}, res.recorded.KeepSites)
 	bad := Run(Config{Seed: 1}, func(s *Sim) { s.Keep(Keepable(9)) })
 	require.Error(t, bad.Err)
 	assert.Contains(t, bad.Err.Error(), "want KeepOperation or KeepFault")
@@ -150,7 +152,7 @@ func TestPreemptionsAreCountedAndListed(t *testing.T) {
 	assert.Positive(t, res.Preemptions, "a random walk over two yielding tasks preempts")
 	assert.Len(t, res.PreemptionSteps, int(res.Preemptions))
 	// A guided run with no decisions never preempts.
-	g := Run(Config{Seed: 7, Strategy: Guided(nil), RecordDecisions: true}, twoYielders(20))
+	g := Run(Config{Seed: 7, Strategy: newGuided(nil), RecordDecisions: true}, twoYielders(20))
 	require.NoError(t, g.Err)
 	assert.Zero(t, g.Preemptions)
 	// Its own decisions replay it exactly.
@@ -163,19 +165,19 @@ func TestGuidedFollowsThenContinues(t *testing.T) {
 	orig := Run(Config{Seed: 7, RecordDecisions: true}, twoYielders(20))
 	require.NoError(t, orig.Err)
 	// The full list reproduces the run.
-	full := Run(Config{Seed: 1, Strategy: Guided(orig.Decisions)}, twoYielders(20))
+	full := Run(Config{Seed: 1, Strategy: newGuided(orig.Decisions)}, twoYielders(20))
 	assert.Equal(t, orig.Hash, full.Hash)
 	// Cut at the first preemption: the prefix is followed, nothing after
 	// it preempts.
 	cut := int(orig.PreemptionSteps[0])
-	g := Run(Config{Seed: 1, Strategy: Guided(orig.Decisions[:cut]), RecordDecisions: true}, twoYielders(20))
+	g := Run(Config{Seed: 1, Strategy: newGuided(orig.Decisions[:cut]), RecordDecisions: true}, twoYielders(20))
 	require.NoError(t, g.Err)
 	assert.Equal(t, orig.Decisions[:cut], g.Decisions[:cut])
 	assert.Equal(t, int64(1), g.Preemptions)
 }
 
 func TestRecordHasLocksOpsAndSwitches(t *testing.T) {
-	var op EventID
+	var op record.EventID
 	res := Run(Config{Seed: 2, Record: true}, func(s *Sim) {
 		mu := s.NewMutex("m")
 		s.Go("other", func() { mu.Lock(); s.Yield(); mu.Unlock() })
@@ -187,23 +189,23 @@ func TestRecordHasLocksOpsAndSwitches(t *testing.T) {
 	})
 	require.NoError(t, res.Err)
 	require.NotNil(t, res.Record)
-	kinds := map[EventKind]int{}
-	var blamed []Event
+	kinds := map[record.EventKind]int{}
+	var blamed []record.Event
 	for _, e := range res.Record.Events {
 		kinds[e.Kind]++
 		if e.Blame != "" {
 			blamed = append(blamed, e)
 		}
 	}
-	assert.Equal(t, 2, kinds[EventLock])
-	assert.Equal(t, 2, kinds[EventUnlock])
-	assert.Equal(t, 1, kinds[EventOpBegin])
-	assert.Equal(t, 1, kinds[EventOpEnd])
-	assert.Equal(t, 1, kinds[EventNote])
-	assert.Positive(t, kinds[EventSwitch])
+	assert.Equal(t, 2, kinds[record.EventLock])
+	assert.Equal(t, 2, kinds[record.EventUnlock])
+	assert.Equal(t, 1, kinds[record.EventOpBegin])
+	assert.Equal(t, 1, kinds[record.EventOpEnd])
+	assert.Equal(t, 1, kinds[record.EventNote])
+	assert.Positive(t, kinds[record.EventSwitch])
 	require.Len(t, blamed, 1)
 	assert.Equal(t, "broke X-1", blamed[0].Blame)
-	assert.Equal(t, EventOpEnd, blamed[0].Kind)
+	assert.Equal(t, record.EventOpEnd, blamed[0].Kind)
 	assert.Equal(t, int64(1), res.Operations)
 	assert.Equal(t, []string{"main", "other"}, res.Record.Tasks)
 
@@ -219,7 +221,7 @@ func TestRecordHasLocksOpsAndSwitches(t *testing.T) {
 	})
 	assert.Equal(t, plain.Hash, res.Hash)
 	assert.Nil(t, plain.Record)
-	assert.Equal(t, NoEvent, op)
+	assert.Equal(t, record.NoEvent, op)
 }
 
 func TestRecordIsBounded(t *testing.T) {
@@ -237,7 +239,7 @@ func TestTraceTailOfAPassingRun(t *testing.T) {
 	res := Run(Config{Seed: 1, TraceTail: 4}, func(s *Sim) { s.Tracef("last words") })
 	require.NoError(t, res.Err)
 	assert.Nil(t, res.Tail, "a passing run formats no tail")
-	assert.Contains(t, fmt.Sprint(res.TraceTail()), "last words")
+	assert.Contains(t, fmt.Sprint(res.tailLines()), "last words")
 }
 
 // TestKeyedReplayKeepsOtherTasksChoices: replayed keyed (KeepsOfRun), a
@@ -279,11 +281,11 @@ func TestKeyedReplayKeepsOtherTasksChoices(t *testing.T) {
 		}
 	}
 	var rec seen
-	r := Run(Config{Seed: 7, RecordChoices: true}, body(&rec))
+	r := Run(withReplay(Config{Seed: 7}, protocol.Options{RecordChoices: true}), body(&rec))
 	require.NoError(t, r.Err)
-	keyed := KeepsOfRun(r)
+	keyed := protocol.KeepsOfRun(&r.recorded)
 	var drop []int
-	for i, site := range r.KeepSites {
+	for i, site := range r.recorded.KeepSites {
 		if site.Key.Task == "looper" {
 			drop = append(drop, i)
 		}
@@ -291,30 +293,30 @@ func TestKeyedReplayKeepsOtherTasksChoices(t *testing.T) {
 	require.Greater(t, len(drop), 40, "the looper kept its operations in the seed's run")
 
 	var got seen
-	res := Run(Config{Seed: 7, ReplayChoices: true, Choices: r.Choices, Keeps: keyed.Without(KeepOperation, drop...), RecordChoices: true}, body(&got))
+	res := Run(withReplay(Config{Seed: 7}, protocol.Options{ReplayChoices: true, Choices: r.recorded.Choices, Keeps: keyed.Without(KeepOperation, drop...), RecordChoices: true}), body(&got))
 	require.NoError(t, res.Err)
 	assert.Equal(t, rec, got, "the other task drew and kept exactly what it did")
-	assert.Greater(t, len(res.Choices), len(r.Choices), "the looper drew more once its operations took no time")
+	assert.Greater(t, len(res.recorded.Choices), len(r.recorded.Choices), "the looper drew more once its operations took no time")
 
 	// The same edit by ordinal: the other task gets the looper's values.
 	byOrdinal := keyed.Without(KeepOperation, drop...)
 	byOrdinal.ChoiceKeys = nil
 	var shifted seen
-	res = Run(Config{Seed: 7, ReplayChoices: true, Choices: r.Choices, Keeps: byOrdinal}, body(&shifted))
+	res = Run(withReplay(Config{Seed: 7}, protocol.Options{ReplayChoices: true, Choices: r.recorded.Choices, Keeps: byOrdinal}), body(&shifted))
 	require.NoError(t, res.Err)
 	assert.NotEqual(t, rec.values, shifted.values)
 
 	// Dropping one of the other task's answers changes that answer only.
 	var one seen
 	var others []int
-	for i, site := range r.KeepSites {
+	for i, site := range r.recorded.KeepSites {
 		if site.Key.Task == "other" {
 			others = append(others, i)
 		}
 	}
 	require.Len(t, others, 3)
 	k := keyed.Without(KeepOperation, others[1])
-	res = Run(Config{Seed: 7, ReplayChoices: true, Choices: r.Choices, Keeps: k}, body(&one))
+	res = Run(withReplay(Config{Seed: 7}, protocol.Options{ReplayChoices: true, Choices: r.recorded.Choices, Keeps: k}), body(&one))
 	require.NoError(t, res.Err)
 	assert.Equal(t, rec.values, one.values)
 	assert.Equal(t, []bool{true, false, true}, one.kept)
@@ -325,24 +327,24 @@ func TestKeyedReplayKeepsOtherTasksChoices(t *testing.T) {
 // are a config error.
 func TestKeyedReplayIsCheckedAndReproducesTheRun(t *testing.T) {
 	var a, b []int
-	rec := Run(Config{Seed: 11, RecordChoices: true, RecordDecisions: true}, func(s *Sim) { a, _ = choiceWorkload(s) })
+	rec := Run(withReplay(Config{Seed: 11, RecordDecisions: true}, protocol.Options{RecordChoices: true}), func(s *Sim) { a, _ = choiceWorkload(s) })
 	require.NoError(t, rec.Err)
-	again := Run(Config{Seed: 11, ReplayChoices: true, Choices: rec.Choices, Keeps: KeepsOfRun(rec), RecordDecisions: true}, func(s *Sim) { b, _ = choiceWorkload(s) })
+	again := Run(withReplay(Config{Seed: 11, RecordDecisions: true}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: protocol.KeepsOfRun(&rec.recorded)}), func(s *Sim) { b, _ = choiceWorkload(s) })
 	require.NoError(t, again.Err)
 	assert.Equal(t, a, b)
 	assert.Equal(t, rec.Hash, again.Hash)
 
-	bad := KeepsOfRun(rec)
+	bad := protocol.KeepsOfRun(&rec.recorded)
 	require.NotEmpty(t, bad.ChoiceKeys)
-	bad.ChoiceKeys = append([]KeepKey{bad.ChoiceKeys[0]}, bad.ChoiceKeys...)
-	res := Run(Config{Seed: 11, ReplayChoices: true, Choices: rec.Choices, Keeps: bad}, func(*Sim) {})
+	bad.ChoiceKeys = append([]protocol.KeepKey{bad.ChoiceKeys[0]}, bad.ChoiceKeys...)
+	res := Run(withReplay(Config{Seed: 11}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: bad}), func(*Sim) {})
 	require.ErrorContains(t, res.Err, `two choices for call 0 of task "main"`)
 }
 
 // Tasks of one name are told apart by spawn order in their keys: the
 // second "worker" is "worker#2", whichever of the two asks first.
 func TestKeepKeysNameTasksInSpawnOrder(t *testing.T) {
-	res := Run(Config{Seed: 5, RecordChoices: true}, func(s *Sim) {
+	res := Run(withReplay(Config{Seed: 5}, protocol.Options{RecordChoices: true}), func(s *Sim) {
 		wg := s.NewWaitGroup("w")
 		wg.Add(3)
 		for range 2 {
@@ -352,11 +354,11 @@ func TestKeepKeysNameTasksInSpawnOrder(t *testing.T) {
 		_ = wg.Wait(context.Background())
 	})
 	require.NoError(t, res.Err)
-	var keys []KeepKey
-	for _, site := range res.KeepSites {
+	var keys []protocol.KeepKey
+	for _, site := range res.recorded.KeepSites {
 		keys = append(keys, site.Key)
 	}
-	assert.ElementsMatch(t, []KeepKey{{Task: "worker", N: 0}, {Task: "worker#2", N: 0}, {Task: "other", N: 0}, {Task: "other", N: 1}}, keys)
+	assert.ElementsMatch(t, []protocol.KeepKey{{Task: "worker", N: 0}, {Task: "worker#2", N: 0}, {Task: "other", N: 0}, {Task: "other", N: 1}}, keys)
 }
 
 // insideWorkload is a client whose operations each draw a parameter
@@ -377,9 +379,9 @@ func insideWorkload(marked bool, out *[]insideOp) func(s *Sim) {
 				*out = append(*out, insideOp{param: -1})
 				continue
 			}
-			in := Inside{}
+			var in protocol.Scope
 			if marked {
-				in = s.Inside()
+				in = s.inside()
 			}
 			for range 1 + s.Rand().IntN(4) {
 				op.latencies = append(op.latencies, s.Rand().IntN(1_000_000))
@@ -401,16 +403,16 @@ func insideWorkload(marked bool, out *[]insideOp) func(s *Sim) {
 func TestDrawsInsideAnOperationAreKeyedByIt(t *testing.T) {
 	for _, marked := range []bool{true, false} {
 		var rec []insideOp
-		r := Run(Config{Seed: 3, RecordChoices: true}, insideWorkload(marked, &rec))
+		r := Run(withReplay(Config{Seed: 3}, protocol.Options{RecordChoices: true}), insideWorkload(marked, &rec))
 		require.NoError(t, r.Err)
 		require.Len(t, rec, 8)
 		// Drop a fault of the last operation, so the lists are not all
 		// true (a wrong lookup could then go unseen), and the 3rd operation.
-		k := KeepsOfRun(r)
+		k := protocol.KeepsOfRun(&r.recorded)
 		k = k.Without(KeepFault, len(k.Faults)-1)
 		k = k.Without(KeepOperation, 2)
 		var got []insideOp
-		res := Run(Config{Seed: 3, ReplayChoices: true, Choices: r.Choices, Keeps: k}, insideWorkload(marked, &got))
+		res := Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: r.recorded.Choices, Keeps: k}), insideWorkload(marked, &got))
 		require.NoError(t, res.Err)
 		want := append([]insideOp(nil), rec...)
 		want[2] = insideOp{param: -1}
@@ -418,7 +420,7 @@ func TestDrawsInsideAnOperationAreKeyedByIt(t *testing.T) {
 		last.faults = append(append([]bool(nil), last.faults[:len(last.faults)-1]...), false)
 		if marked {
 			assert.Equal(t, want, got, "every other operation as it was")
-			for _, key := range r.ChoiceKeys {
+			for _, key := range r.recorded.ChoiceKeys {
 				if key.Task != "main" {
 					assert.Equal(t, "main", key.Owner())
 					assert.Contains(t, key.Task, opMark)
@@ -440,7 +442,7 @@ func TestDrawsInsideAnOperationAreKeyedByIt(t *testing.T) {
 
 func TestInsideEndsOnce(t *testing.T) {
 	res := Run(Config{Seed: 1}, func(s *Sim) {
-		in := s.Inside()
+		in := s.inside()
 		in.End()
 		in.End()
 	})
@@ -452,7 +454,7 @@ func TestInsideEndsOnce(t *testing.T) {
 // operations in a key: its key name holds none, and a second task of that
 // name is told apart as "name#2" the same way.
 func TestATaskNameWithANulIsKeyedWithout(t *testing.T) {
-	res := Run(Config{Seed: 1, RecordChoices: true}, func(s *Sim) {
+	res := Run(withReplay(Config{Seed: 1}, protocol.Options{RecordChoices: true}), func(s *Sim) {
 		wg := s.NewWaitGroup("w")
 		wg.Add(2)
 		for range 2 {
@@ -462,7 +464,7 @@ func TestATaskNameWithANulIsKeyedWithout(t *testing.T) {
 	})
 	require.NoError(t, res.Err)
 	var names []string
-	for _, k := range res.ChoiceKeys {
+	for _, k := range res.recorded.ChoiceKeys {
 		names = append(names, k.Task)
 		assert.Equal(t, k.Task, k.Owner(), "the key of a task's own draw is the task's")
 	}
@@ -483,30 +485,30 @@ func TestAKeyedReplayRecordsOnlyWhatItKept(t *testing.T) {
 		}
 		return kept
 	}
-	rec := Run(Config{Seed: 3, RecordChoices: true}, func(s *Sim) { work(s) })
+	rec := Run(withReplay(Config{Seed: 3}, protocol.Options{RecordChoices: true}), func(s *Sim) { work(s) })
 	require.NoError(t, rec.Err)
-	require.Len(t, rec.KeepSites, 4, "a seed's run keeps everything and records every call")
+	require.Len(t, rec.recorded.KeepSites, 4, "a seed's run keeps everything and records every call")
 
-	edited := KeepsOfRun(rec).Without(KeepOperation, 1, 2)
+	edited := protocol.KeepsOfRun(&rec.recorded).Without(KeepOperation, 1, 2)
 	var got int
-	res := Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: edited, RecordChoices: true}, func(s *Sim) { got = work(s) })
+	res := Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: edited, RecordChoices: true}), func(s *Sim) { got = work(s) })
 	require.NoError(t, res.Err)
 	assert.Equal(t, 2, got, "past its list every call is answered false")
-	assert.Equal(t, int64(998), res.Dropped.Operations)
-	require.Len(t, res.KeepSites, 2, "only the kept calls are recorded")
-	for i, k := range res.KeepSites {
+	assert.Equal(t, int64(998), res.recorded.Dropped.Operations)
+	require.Len(t, res.recorded.KeepSites, 2, "only the kept calls are recorded")
+	for i, k := range res.recorded.KeepSites {
 		assert.True(t, k.Kept)
-		assert.Equal(t, i, k.Index, "a site's Index is its place in KeepsOf's list")
+		assert.Equal(t, i, k.Index, "a site's Index is its place in protocol.KeepsOf's list")
 	}
-	assert.Equal(t, []KeepKey{{"main", 0}, {"main", 3}}, []KeepKey{res.KeepSites[0].Key, res.KeepSites[1].Key})
+	assert.Equal(t, []protocol.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 3}}, []protocol.KeepKey{res.recorded.KeepSites[0].Key, res.recorded.KeepSites[1].Key})
 
 	// The recording replays the edited run exactly.
 	var again int
-	re := Run(Config{Seed: 3, ReplayChoices: true, Choices: res.Choices, Keeps: KeepsOfRun(res), RecordChoices: true}, func(s *Sim) { again = work(s) })
+	re := Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: res.recorded.Choices, Keeps: protocol.KeepsOfRun(&res.recorded), RecordChoices: true}), func(s *Sim) { again = work(s) })
 	require.NoError(t, re.Err)
 	assert.Equal(t, got, again)
 	assert.Equal(t, res.Hash, re.Hash)
-	assert.Equal(t, res.Dropped, re.Dropped)
+	assert.Equal(t, res.recorded.Dropped, re.recorded.Dropped)
 }
 
 // KeepsLeft is true in a seed's run and a replay by ordinal, and false in
@@ -524,23 +526,23 @@ func TestKeepsLeftEndsAnIdleTail(t *testing.T) {
 		}
 		faultLeft = s.KeepsLeft(KeepFault)
 	}
-	rec := Run(Config{Seed: 8, RecordChoices: true}, work)
+	rec := Run(withReplay(Config{Seed: 8}, protocol.Options{RecordChoices: true}), work)
 	require.NoError(t, rec.Err)
 	assert.Equal(t, []bool{true, true, true, true, true, true}, left, "a seed's run always has some left")
 	assert.True(t, faultLeft)
 
-	keeps := KeepsOfRun(rec).Without(KeepOperation, 3, 4, 5)
-	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps}, work).Err)
+	keeps := protocol.KeepsOfRun(&rec.recorded).Without(KeepOperation, 3, 4, 5)
+	require.NoError(t, Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: keeps}), work).Err)
 	assert.Equal(t, []bool{true, true, true, false, false, false}, left, "after the last kept call, none is left")
 	assert.False(t, faultLeft, "the task's lists hold no fault: any it asked would be dropped")
 
-	keeps = KeepsOfRun(rec).Without(KeepOperation, 0, 1, 2, 3, 4, 5)
-	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps}, work).Err)
+	keeps = protocol.KeepsOfRun(&rec.recorded).Without(KeepOperation, 0, 1, 2, 3, 4, 5)
+	require.NoError(t, Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: keeps}), work).Err)
 	assert.Equal(t, []bool{false, false, false, false, false, false}, left)
 
 	// By ordinal (no keys), the answer is not guessed.
-	ord := Keeps{Operations: []bool{true}}
-	require.NoError(t, Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: ord}, work).Err)
+	ord := protocol.Keeps{Operations: []bool{true}}
+	require.NoError(t, Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: ord}), work).Err)
 	assert.Equal(t, []bool{true, true, true, true, true, true}, left)
 }
 
@@ -560,7 +562,7 @@ func TestKeepsLeftIsTheSameForSparseKeys(t *testing.T) {
 			_ = s.Rand().IntN(5)
 		}
 	}
-	rec := Run(Config{Seed: 8, RecordChoices: true, MaxSteps: 1 << 20}, func(s *Sim) {
+	rec := Run(withReplay(Config{Seed: 8, MaxSteps: 1 << 20}, protocol.Options{RecordChoices: true}), func(s *Sim) {
 		for range calls {
 			s.Keep(KeepOperation)
 			_ = s.Rand().IntN(5)
@@ -571,14 +573,14 @@ func TestKeepsLeftIsTheSameForSparseKeys(t *testing.T) {
 	for i := 1; i < calls-1; i++ {
 		drop = append(drop, i)
 	}
-	run := Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: KeepsOfRun(rec).Without(KeepOperation, drop...), RecordChoices: true}, work)
+	run := Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: protocol.KeepsOfRun(&rec.recorded).Without(KeepOperation, drop...), RecordChoices: true}), work)
 	require.NoError(t, run.Err)
 	require.Equal(t, calls, asked, "the run ends its loop after its last kept call")
-	ix, err := KeepsOfRun(run).indexKeys(len(run.Choices))
+	ix, err := protocol.KeepsOfRun(&run.recorded).IndexKeys(len(run.recorded.Choices))
 	require.NoError(t, err)
-	require.NotNil(t, ix[KeepOperation].sparse, "the recording's operation keys are filed sparse (the case under test)")
+	require.NotNil(t, ix[KeepOperation].Sparse, "the recording's operation keys are filed sparse (the case under test)")
 
-	again := Run(Config{Seed: 8, ReplayChoices: true, Choices: run.Choices, Keeps: KeepsOfRun(run)}, work)
+	again := Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: run.recorded.Choices, Keeps: protocol.KeepsOfRun(&run.recorded)}), work)
 	require.NoError(t, again.Err)
 	assert.Equal(t, calls, asked, "the recording's replay ends its loop where the run did")
 	assert.Equal(t, run.Hash, again.Hash)
@@ -599,19 +601,19 @@ func TestARecordingKeepsWhatKeepsLeftWasPromised(t *testing.T) {
 			_ = s.Sleep(context.Background(), time.Duration(1+s.Rand().IntN(5))*time.Millisecond)
 		}
 	}
-	rec := Run(Config{Seed: 8, RecordChoices: true}, func(s *Sim) {
+	rec := Run(withReplay(Config{Seed: 8}, protocol.Options{RecordChoices: true}), func(s *Sim) {
 		for range 10 {
 			s.Keep(KeepOperation)
 			_ = s.Rand().IntN(5)
 		}
 	})
 	require.NoError(t, rec.Err)
-	keeps := KeepsOfRun(rec).Without(KeepOperation, 0, 1, 2, 3, 4, 5, 6, 7, 8) // only the 10th call kept
-	run := Run(Config{Seed: 8, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps, RecordChoices: true}, work)
+	keeps := protocol.KeepsOfRun(&rec.recorded).Without(KeepOperation, 0, 1, 2, 3, 4, 5, 6, 7, 8) // only the 10th call kept
+	run := Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: keeps, RecordChoices: true}), work)
 	require.NoError(t, run.Err)
 	require.Equal(t, 5, asked, "the loop ran until its time was up, KeepsLeft promising the 10th call")
 
-	again := Run(Config{Seed: 8, ReplayChoices: true, Choices: run.Choices, Keeps: KeepsOfRun(run)}, work)
+	again := Run(withReplay(Config{Seed: 8}, protocol.Options{ReplayChoices: true, Choices: run.recorded.Choices, Keeps: protocol.KeepsOfRun(&run.recorded)}), work)
 	require.NoError(t, again.Err)
 	assert.Equal(t, 5, asked, "the recording's replay runs the loop as the run did")
 	assert.Equal(t, run.Hash, again.Hash)

@@ -5,21 +5,23 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // Defaults for the limits of a run. Every run is bounded: a run that exceeds
 // a limit fails with its seed instead of hanging.
 const (
-	DefaultMaxSteps   = 10_000_000
-	DefaultMaxTasks   = 100_000
-	DefaultMaxVirtual = 24 * time.Hour
-	DefaultTraceTail  = 64
+	defaultMaxSteps   = 10_000_000
+	defaultMaxTasks   = 100_000
+	defaultMaxVirtual = 24 * time.Hour
+	defaultTraceTail  = 64
 )
 
-// AbandonCheckSteps is how often a run reads Config.Abandon: often enough
+// abandonCheckSteps is how often a run reads Config.Abandon: often enough
 // that an abandoned run ends within a millisecond or so, rarely enough that
 // the read costs nothing per step.
-const AbandonCheckSteps = 4096
+const abandonCheckSteps = 4096
 
 // Epoch is the virtual instant every run starts at. It is fixed so that the
 // same seed gives the same timestamps, and far from the present so that a
@@ -36,22 +38,22 @@ type Config struct {
 	// nil means RandomWalk().
 	Strategy Strategy
 
-	// MaxSteps bounds the number of scheduling steps (0: DefaultMaxSteps).
+	// MaxSteps bounds the number of scheduling steps (0: 10,000,000).
 	MaxSteps int64
-	// Abandon, when set, is read every AbandonCheckSteps steps: once true,
+	// Abandon, when set, is read every few thousand steps: once true,
 	// the run ends there (Result.Abandoned, and an error saying so). A
 	// harness that runs seeds ahead of their reports stops the ones it no
 	// longer needs (the seeds after one that failed) instead of paying for
 	// them; an abandoned run's result means nothing. Reading it changes no
 	// decision of the run, so a run that is not abandoned is the same run.
 	Abandon *atomic.Bool
-	// MaxTasks bounds the number of tasks ever started (0: DefaultMaxTasks).
+	// MaxTasks bounds the number of tasks ever started (0: 100,000).
 	MaxTasks int
-	// MaxVirtual bounds the virtual time of the run (0: DefaultMaxVirtual).
+	// MaxVirtual bounds the virtual time of the run (0: 24h).
 	MaxVirtual time.Duration
 	// HangAfter fails the run when a task runs this long in wall time
 	// without reaching a scheduling point: it blocks outside the simulator
-	// (a channel, a sync lock, I/O) or loops (0: DefaultHangAfter; negative:
+	// (a channel, a sync lock, I/O) or loops (0: 10s; negative:
 	// never). See hang.go.
 	HangAfter time.Duration
 
@@ -62,8 +64,7 @@ type Config struct {
 	// report traceable to a modelled cause.
 	StepDuration time.Duration
 
-	// TraceTail is how many trace events a failure report shows (0:
-	// DefaultTraceTail).
+	// TraceTail is how many trace events a failure report shows (0: 64).
 	TraceTail int
 	// TraceOut, if set, receives every trace event, one per line.
 	TraceOut io.Writer
@@ -71,31 +72,20 @@ type Config struct {
 	// for replay and for the exhaustive explorer.
 	RecordDecisions bool
 
-	// RecordChoices keeps the world's choices in the Result (Choices,
-	// KeepSites): every draw from Sim.Rand and every Keep answer, for a
-	// shrinker to edit (choices.go). At most MaxChoices are kept (0:
-	// DefaultMaxChoices).
-	RecordChoices bool
-	MaxChoices    int
-	// ReplayChoices makes the world hand out Choices instead of the seed's
-	// draws (the smallest value past the end) and answer Keep from Keeps
-	// (false past the end of a kind's list). The schedule still comes from
-	// the strategy.
-	ReplayChoices bool
-	Choices       []uint64
-	Keeps         Keeps
-
-	// Record keeps the run's full record in Result.Record (record.go): at
-	// most MaxRecord events (0: DefaultMaxRecord).
+	// Record keeps the run's full record in Result.Record (sim/record): at
+	// most MaxRecord events (0: 1<<20).
 	Record    bool
 	MaxRecord int
 
 	// tailOnFailure keeps no trace for Result.TraceTail of a passing run: Explore makes
 	// many runs and reports only failing ones.
 	tailOnFailure bool
-	// keyIndex indexes Keeps' keys (withDefaults builds it as it checks
-	// them): nil unless the replay is keyed.
-	keyIndex *keyIndexes
+	// replay records and replays the world's choices, for shrinkers and
+	// harnesses (protocol.ConfigOf sets it).
+	replay protocol.Options
+	// keyIndex indexes replay.Keeps' keys (withDefaults builds it as it
+	// checks them): nil unless the replay is keyed.
+	keyIndex *protocol.KeyIndexes
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -111,16 +101,16 @@ func (c Config) withDefaults() (Config, error) {
 	if c.StepDuration < 0 {
 		return c, fmt.Errorf("sim: StepDuration must not be negative, got %v", c.StepDuration)
 	}
-	if c.MaxChoices < 0 {
-		return c, fmt.Errorf("sim: MaxChoices must not be negative, got %d", c.MaxChoices)
+	if c.replay.MaxChoices < 0 {
+		return c, fmt.Errorf("sim: MaxChoices must not be negative, got %d", c.replay.MaxChoices)
 	}
 	if c.MaxRecord < 0 {
 		return c, fmt.Errorf("sim: MaxRecord must not be negative, got %d", c.MaxRecord)
 	}
-	if (c.Choices != nil || c.Keeps.Operations != nil || c.Keeps.Faults != nil) && !c.ReplayChoices {
+	if (c.replay.Choices != nil || c.replay.Keeps.Operations != nil || c.replay.Keeps.Faults != nil) && !c.replay.ReplayChoices {
 		return c, fmt.Errorf("sim: Choices or Keeps given without ReplayChoices: set ReplayChoices to replay them")
 	}
-	ix, err := c.Keeps.indexKeys(len(c.Choices))
+	ix, err := c.replay.Keeps.IndexKeys(len(c.replay.Choices))
 	if err != nil {
 		return c, err
 	}
@@ -129,25 +119,25 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sim: TraceTail must not be negative, got %d", c.TraceTail)
 	}
 	if c.MaxSteps == 0 {
-		c.MaxSteps = DefaultMaxSteps
+		c.MaxSteps = defaultMaxSteps
 	}
 	if c.MaxTasks == 0 {
-		c.MaxTasks = DefaultMaxTasks
+		c.MaxTasks = defaultMaxTasks
 	}
 	if c.MaxVirtual == 0 {
-		c.MaxVirtual = DefaultMaxVirtual
+		c.MaxVirtual = defaultMaxVirtual
 	}
 	if c.HangAfter == 0 {
-		c.HangAfter = DefaultHangAfter
+		c.HangAfter = protocol.DefaultHangAfter
 	}
 	if c.TraceTail == 0 {
-		c.TraceTail = DefaultTraceTail
+		c.TraceTail = defaultTraceTail
 	}
-	if c.MaxChoices == 0 {
-		c.MaxChoices = DefaultMaxChoices
+	if c.replay.MaxChoices == 0 {
+		c.replay.MaxChoices = protocol.DefaultMaxChoices
 	}
 	if c.MaxRecord == 0 {
-		c.MaxRecord = DefaultMaxRecord
+		c.MaxRecord = defaultMaxRecord
 	}
 	if c.Strategy == nil {
 		c.Strategy = RandomWalk()

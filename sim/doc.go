@@ -3,6 +3,53 @@
 // production code in impl/ runs unchanged under controlled, reproducible
 // interleavings and instants.
 //
+// # What a workload uses
+//
+//   - Run(Config, main) starts a run and returns its Result; Result.Err is
+//     nil or a *Failure (its Kind, step, virtual time and blocked tasks).
+//   - Config: Seed, Strategy (RandomWalk, PCT or Replay), the limits
+//     (MaxSteps, MaxTasks, MaxVirtual, HangAfter), StepDuration and what to
+//     keep (TraceTail, TraceOut, RecordDecisions, Record).
+//   - *Sim is the rt.Runtime to hand to production code: Go, Now, Sleep,
+//     AfterFunc, NewMutex, NewRWMutex, NewEvent, NewWaitGroup, WithCancel,
+//     WithDeadline, WithTimeout, Yield.
+//   - The world's side of a run: Rand (the seeded world stream), Keep and
+//     KeepFor (may this operation or fault happen? KeepOperation,
+//     KeepFault; ErrDropped when not), KeepsLeft, Failf, Probe, Note,
+//     Tracef, Seed, Elapsed.
+//   - What a person reads of a failure: OpBegin and OpEnd around a client
+//     operation, Injected for a fault, Blame for what a check found; their
+//     events land in Result.Record (sim/record) when Config.Record is set.
+//   - Explore enumerates schedules instead of sampling them (sim/simtest's
+//     Prove is the usual way to call it).
+//
+// For example:
+//
+//	res := sim.Run(sim.Config{Seed: 42}, func(s *sim.Sim) {
+//		mu := s.NewMutex("counter")
+//		wg := s.NewWaitGroup("workers")
+//		wg.Add(2)
+//		for i := range 2 {
+//			s.Go(fmt.Sprint("worker-", i), func() {
+//				defer wg.Done()
+//				if !s.Keep(sim.KeepOperation) {
+//					return // a shrinker dropped this worker's operation
+//				}
+//				op := s.OpBegin("increment")
+//				mu.Lock()
+//				defer mu.Unlock()
+//				s.OpEnd(op, "ok")
+//			})
+//		}
+//		_ = wg.Wait(context.Background())
+//	})
+//	if res.Err != nil { ... } // a *sim.Failure: seed, step, trace tail
+//
+// Inside a task, report a violated expectation with s.Failf (never t.Fatal:
+// a task runs on its own goroutine). sim/simtest runs seeds as go test
+// subtests, shrinks a failing one and writes its replay file; the protocol
+// it shrinks with (recorded choices, keyed replays) is internal to sim/.
+//
 // # The determinism contract
 //
 // One uint64 seed feeds one PCG generator per purpose: the schedule's stream
@@ -56,25 +103,4 @@
 // exhausted; a failing schedule replays with Replay(result.Decisions). The
 // reductions assume the program is data-race-free with respect to sim
 // objects; explore.go says exactly what that means.
-//
-// # Using it
-//
-//	res := sim.Run(sim.Config{Seed: 42}, func(s *sim.Sim) {
-//		mu := s.NewMutex("counter")
-//		wg := s.NewWaitGroup("workers")
-//		wg.Add(2)
-//		for i := range 2 {
-//			s.Go(fmt.Sprint("worker-", i), func() {
-//				defer wg.Done()
-//				mu.Lock()
-//				defer mu.Unlock()
-//				// ...
-//			})
-//		}
-//		_ = wg.Wait(context.Background())
-//	})
-//	if res.Err != nil { ... } // a *sim.Failure: seed, step, trace tail
-//
-// Inside a task, report a violated expectation with s.Failf (never t.Fatal:
-// a task runs on its own goroutine).
 package sim

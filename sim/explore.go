@@ -105,6 +105,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // Reduction selects how Explore skips schedules equivalent to explored ones.
@@ -115,7 +117,7 @@ const (
 	ReductionNone Reduction = iota
 	// ReductionSleepSets skips branches whose first step commutes with
 	// everything since an equivalent branch was explored. It needs
-	// MaxPreemptions = UnboundedPreemptions.
+	// MaxPreemptions = -1 (unbounded).
 	ReductionSleepSets
 	// ReductionDPOR is dynamic partial-order reduction: only alternatives
 	// that reverse an observed race are explored. Under a preemption bound
@@ -136,32 +138,24 @@ func (r Reduction) String() string {
 	return fmt.Sprintf("Reduction(%d)", uint8(r))
 }
 
-// UnboundedPreemptions as ExploreOptions.MaxPreemptions explores schedules
+// unboundedPreemptions (-1) as ExploreOptions.MaxPreemptions explores schedules
 // with any number of preemptions.
-const UnboundedPreemptions = -1
+const unboundedPreemptions = -1
 
-// DefaultMaxSchedules bounds the runs of an exploration when
+// defaultMaxSchedules bounds the runs of an exploration when
 // ExploreOptions.MaxSchedules is 0.
-const DefaultMaxSchedules = 100_000
-
-// DefaultExploreMaxSteps bounds each schedule of an exploration when
-// Config.MaxSteps is 0. It is far below DefaultMaxSteps because every step
-// is a node of the search tree, kept in memory, and because the
-// non-preemptive default continuation turns a spin loop (a task polling
-// with Yield for another task's progress) into a run that only the step
-// limit ends, as a failure.
-const DefaultExploreMaxSteps = 100_000
+const defaultMaxSchedules = 100_000
 
 // ExploreOptions bounds and shapes an exploration. The zero value explores
 // every non-preemptive schedule without reduction, up to
-// DefaultMaxSchedules runs.
+// 100,000 runs.
 type ExploreOptions struct {
 	// MaxPreemptions is the preemption bound P: only schedules with at most
-	// P preemptions are explored. UnboundedPreemptions (-1) lifts it.
+	// P preemptions are explored. -1 lifts it.
 	MaxPreemptions int
 	// Reduction skips schedules equivalent to explored ones.
 	Reduction Reduction
-	// MaxSchedules bounds the number of runs (0: DefaultMaxSchedules). When
+	// MaxSchedules bounds the number of runs (0: 100,000). When
 	// the bound ends the search early, the result says Exhausted = false.
 	MaxSchedules int64
 	// StopOnFailure ends the search at the first failing schedule. Without
@@ -207,9 +201,9 @@ type ExploreResult struct {
 	Err error
 }
 
-// Proven reports that the whole bounded space was explored without a
+// proven reports that the whole bounded space was explored without a
 // failure or error.
-func (r ExploreResult) Proven() bool {
+func (r ExploreResult) proven() bool {
 	return r.Err == nil && r.Exhausted && r.Failures == 0
 }
 
@@ -233,20 +227,20 @@ func (r ExploreResult) String() string {
 }
 
 func (o ExploreOptions) validate(cfg Config) (ExploreOptions, error) {
-	if o.MaxPreemptions < UnboundedPreemptions {
-		return o, fmt.Errorf("sim: MaxPreemptions must be at least 0, or UnboundedPreemptions (-1); got %d", o.MaxPreemptions)
+	if o.MaxPreemptions < unboundedPreemptions {
+		return o, fmt.Errorf("sim: MaxPreemptions must be at least 0, or -1 (unbounded); got %d", o.MaxPreemptions)
 	}
 	if o.MaxSchedules < 0 {
 		return o, fmt.Errorf("sim: MaxSchedules must not be negative, got %d", o.MaxSchedules)
 	}
 	if o.MaxSchedules == 0 {
-		o.MaxSchedules = DefaultMaxSchedules
+		o.MaxSchedules = defaultMaxSchedules
 	}
 	switch o.Reduction {
 	case ReductionNone, ReductionDPOR:
 	case ReductionSleepSets:
-		if o.MaxPreemptions != UnboundedPreemptions {
-			return o, errors.New("sim: ReductionSleepSets is unsound under a preemption bound (Coons et al., OOPSLA 2013); use ReductionDPOR, which compensates, or MaxPreemptions = UnboundedPreemptions")
+		if o.MaxPreemptions != unboundedPreemptions {
+			return o, errors.New("sim: ReductionSleepSets is unsound under a preemption bound (Coons et al., OOPSLA 2013); use ReductionDPOR, which compensates, or MaxPreemptions = -1 (unbounded)")
 		}
 	default:
 		return o, fmt.Errorf("sim: unknown reduction %d (want ReductionNone, ReductionSleepSets or ReductionDPOR)", o.Reduction)
@@ -266,7 +260,7 @@ func (o ExploreOptions) validate(cfg Config) (ExploreOptions, error) {
 // been made, or (with StopOnFailure) a schedule fails. Every run is a fresh
 // Run of main with cfg: the same seed, hence the same workload, and the
 // same limits, which bound each schedule (MaxSteps 0 means
-// DefaultExploreMaxSteps here).
+// protocol.DefaultExploreMaxSteps here).
 //
 // A schedule is a maximal list of scheduling decisions (main returned or the
 // run failed). A preemption is a decision that switches away from a task
@@ -287,7 +281,7 @@ func (o ExploreOptions) validate(cfg Config) (ExploreOptions, error) {
 //	res := sim.Explore(sim.Config{Seed: 1}, sim.ExploreOptions{
 //		MaxPreemptions: 2, Reduction: sim.ReductionDPOR, MaxSchedules: 1e6,
 //	}, body)
-//	require.True(t, res.Proven(), res.String())
+//	require.True(t, res.Exhausted && res.Failures == 0, res.String())
 func Explore(cfg Config, opts ExploreOptions, main func(s *Sim)) ExploreResult {
 	if main == nil {
 		return ExploreResult{Err: errors.New("sim: Explore needs a main function")}
@@ -297,7 +291,7 @@ func Explore(cfg Config, opts ExploreOptions, main func(s *Sim)) ExploreResult {
 		return ExploreResult{Err: err}
 	}
 	if cfg.MaxSteps == 0 {
-		cfg.MaxSteps = DefaultExploreMaxSteps
+		cfg.MaxSteps = protocol.DefaultExploreMaxSteps
 	}
 	if _, err := cfg.withDefaults(); err != nil {
 		return ExploreResult{Err: err}

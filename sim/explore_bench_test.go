@@ -67,7 +67,7 @@ func TestExploreProvesTheFence(t *testing.T) {
 		{MaxPreemptions: 2, Reduction: ReductionDPOR},
 	} {
 		res := Explore(Config{Seed: 1}, opts, fence(true))
-		assert.True(t, res.Proven(), "%+v: %v", opts, res)
+		assert.True(t, res.proven(), "%+v: %v", opts, res)
 		t.Logf("P=%d %v: %v", opts.MaxPreemptions, opts.Reduction, res)
 
 		opts.StopOnFailure = true
@@ -106,7 +106,7 @@ func BenchmarkExploreFence(b *testing.B) {
 			var last ExploreResult
 			for b.Loop() {
 				last = Explore(Config{Seed: 1}, c.opts, fence(true))
-				if !last.Proven() {
+				if !last.proven() {
 					b.Fatal(last.String())
 				}
 				explored += last.Explored

@@ -35,7 +35,7 @@ func ExampleExplore() {
 	}
 	for p := range 2 {
 		res := sim.Explore(sim.Config{Seed: 1}, sim.ExploreOptions{MaxPreemptions: p, Reduction: sim.ReductionDPOR}, body)
-		fmt.Printf("P=%d: proven=%v, %d schedules, %d failing\n", p, res.Proven(), res.Explored, res.Failures)
+		fmt.Printf("P=%d: proven=%v, %d schedules, %d failing\n", p, res.Exhausted && res.Failures == 0, res.Explored, res.Failures)
 	}
 
 	res := sim.Explore(sim.Config{Seed: 1}, sim.ExploreOptions{MaxPreemptions: 1, StopOnFailure: true}, body)

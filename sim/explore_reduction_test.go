@@ -35,12 +35,12 @@ func compareReductions(t require.TestingT, p program, maxBound int, limit int64,
 		require.LessOrEqual(t, rd.Explored, res.Explored)
 		widest = base
 	}
-	base, res := finalStates(p, ExploreOptions{MaxPreemptions: UnboundedPreemptions, MaxSchedules: limit})
+	base, res := finalStates(p, ExploreOptions{MaxPreemptions: unboundedPreemptions, MaxSchedules: limit})
 	require.NoError(t, res.Err)
 	out[ReductionNone] = res
 	var first []string
 	for _, red := range []Reduction{ReductionSleepSets, ReductionDPOR} {
-		got, rd := finalStates(p, ExploreOptions{MaxPreemptions: UnboundedPreemptions, Reduction: red, MaxSchedules: limit})
+		got, rd := finalStates(p, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: red, MaxSchedules: limit})
 		out[red] = rd
 		if !rd.Exhausted && !strict {
 			return out // too big even reduced: the bounded checks above stand
@@ -104,7 +104,7 @@ func TestReductionsKeepEveryFinalState(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := compareReductions(t, c.prog, maxBound, limit, true)
-			states, _ := finalStates(c.prog, ExploreOptions{MaxPreemptions: UnboundedPreemptions, Reduction: ReductionDPOR})
+			states, _ := finalStates(c.prog, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: ReductionDPOR})
 			if c.wantStates > 0 {
 				assert.Len(t, states, c.wantStates, "%v", states)
 			}
@@ -155,8 +155,8 @@ func TestReductionAssumesDataRaceFreedom(t *testing.T) {
 	}
 	outcomes := func(red Reduction) []int {
 		seen := map[int]bool{}
-		res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: UnboundedPreemptions, Reduction: red, Visit: func(Result) { seen[x] = true }}, racy)
-		require.True(t, res.Proven(), res.String())
+		res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: red, Visit: func(Result) { seen[x] = true }}, racy)
+		require.True(t, res.proven(), res.String())
 		var out []int
 		for v := range seen {
 			out = append(out, v)

@@ -85,9 +85,9 @@ func TestExploreCountsMatchTheClosedForm(t *testing.T) {
 		nA, nB := c[0], c[1]
 		x, y := nA+2, nB+2
 		t.Run(fmt.Sprintf("n=%d,m=%d", nA, nB), func(t *testing.T) {
-			res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: UnboundedPreemptions}, twoChains(nA, nB))
+			res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions}, twoChains(nA, nB))
 			require.NoError(t, res.Err)
-			assert.True(t, res.Proven(), res.String())
+			assert.True(t, res.proven(), res.String())
 			assert.Equal(t, 15*binom(x+y, x), res.Explored, "15·C(x+y, x)")
 			assert.Equal(t, res.Explored, res.Runs)
 			assert.Zero(t, res.Pruned)
@@ -111,8 +111,8 @@ func TestExploreCountsMatchTheClosedForm(t *testing.T) {
 			// trace; after it every step is a Yield or a wake from Sleep,
 			// dependent with everything, so all C(x+y, x) merges stay.
 			for _, red := range []Reduction{ReductionSleepSets, ReductionDPOR} {
-				res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: UnboundedPreemptions, Reduction: red}, twoChains(nA, nB))
-				assert.True(t, res.Proven(), res.String())
+				res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: red}, twoChains(nA, nB))
+				assert.True(t, res.proven(), res.String())
 				assert.Equal(t, binom(x+y, x), res.Explored, "%v", red)
 				assert.Positive(t, res.Pruned, "%v", red)
 			}
@@ -122,7 +122,7 @@ func TestExploreCountsMatchTheClosedForm(t *testing.T) {
 
 func TestExploreNonPreemptiveIsTheZeroValue(t *testing.T) {
 	res := Explore(Config{Seed: 1}, ExploreOptions{}, twoChains(2, 2))
-	require.True(t, res.Proven(), res.String())
+	require.True(t, res.proven(), res.String())
 	// Main runs until it blocks; then a or b first, each to the end; then
 	// after the clock jump, a or b first again: 2·2.
 	assert.Equal(t, int64(4), res.Explored)
@@ -133,7 +133,7 @@ func TestExploreFindsTheCheckThenActBugWithOnePreemption(t *testing.T) {
 	for _, red := range []Reduction{ReductionNone, ReductionDPOR} {
 		t.Run(red.String(), func(t *testing.T) {
 			res := Explore(Config{Seed: 1}, ExploreOptions{Reduction: red}, checkThenAct(true))
-			require.True(t, res.Proven(), "without preemptions each increment is atomic: %v", res)
+			require.True(t, res.proven(), "without preemptions each increment is atomic: %v", res)
 
 			res = Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: 1, Reduction: red, StopOnFailure: true}, checkThenAct(true))
 			require.NotNil(t, res.Failure, res.String())
@@ -142,7 +142,7 @@ func TestExploreFindsTheCheckThenActBugWithOnePreemption(t *testing.T) {
 			assertReplays(t, res, checkThenAct(true))
 
 			res = Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: 2, Reduction: red}, checkThenAct(false))
-			assert.True(t, res.Proven(), res.String())
+			assert.True(t, res.proven(), res.String())
 		})
 	}
 }
@@ -160,7 +160,7 @@ func TestExploreFindsTheDepth2Bug(t *testing.T) {
 	}
 	// Unbounded with sleep sets too: the plain variable is touched only
 	// right after Yield, a step dependent with everything.
-	res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: UnboundedPreemptions, Reduction: ReductionSleepSets, StopOnFailure: true}, depth2(3))
+	res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: ReductionSleepSets, StopOnFailure: true}, depth2(3))
 	require.NotNil(t, res.Failure, res.String())
 	assertReplays(t, res, depth2(3))
 }
@@ -179,7 +179,7 @@ func assertReplays(t *testing.T, res ExploreResult, prog func(*Sim)) {
 
 func TestExploreFindsTheDeadlockOnlyWithAPreemption(t *testing.T) {
 	res := Explore(Config{Seed: 1}, ExploreOptions{Reduction: ReductionDPOR}, opposite)
-	assert.True(t, res.Proven(), "without preemptions each task takes both locks in one go: %v", res)
+	assert.True(t, res.proven(), "without preemptions each task takes both locks in one go: %v", res)
 
 	for _, red := range []Reduction{ReductionNone, ReductionDPOR} {
 		res = Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: 1, Reduction: red}, opposite)
@@ -193,10 +193,10 @@ func TestExploreFindsTheDeadlockOnlyWithAPreemption(t *testing.T) {
 }
 
 func TestExploreReportsASpaceLargerThanTheLimit(t *testing.T) {
-	res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: UnboundedPreemptions, MaxSchedules: 50}, twoChains(4, 4))
+	res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions, MaxSchedules: 50}, twoChains(4, 4))
 	require.NoError(t, res.Err)
 	assert.False(t, res.Exhausted)
-	assert.False(t, res.Proven())
+	assert.False(t, res.proven())
 	assert.Equal(t, int64(50), res.Runs)
 	assert.Equal(t, int64(50), res.Explored)
 	assert.Contains(t, res.String(), "explored 50 schedules")
@@ -227,7 +227,7 @@ func TestExploreBadOptionsAreClearErrors(t *testing.T) {
 		res := Explore(c.cfg, c.opts, prog)
 		assert.ErrorContains(t, res.Err, c.want)
 		assert.Zero(t, res.Runs)
-		assert.False(t, res.Proven())
+		assert.False(t, res.proven())
 	}
 	assert.ErrorContains(t, Explore(Config{}, ExploreOptions{}, nil).Err, "needs a main function")
 	assert.Equal(t, "Reduction(7)", Reduction(7).String())
@@ -278,7 +278,7 @@ func TestExploreTimersAndContexts(t *testing.T) {
 	// setter's Set runs before the waiter sees the deadline is a race the
 	// search must find.
 	for _, red := range []Reduction{ReductionNone, ReductionDPOR} {
-		res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: UnboundedPreemptions, Reduction: red}, prog)
+		res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: red}, prog)
 		require.NoError(t, res.Err)
 		assert.True(t, res.Exhausted)
 		assert.Positive(t, res.Failures, "%v: %v", red, res)

@@ -79,7 +79,7 @@ func newExplorer(opts ExploreOptions) *explorer {
 	return &explorer{
 		opts:      opts,
 		bound:     int32(opts.MaxPreemptions),
-		sleepSets: opts.Reduction == ReductionSleepSets || (opts.Reduction == ReductionDPOR && opts.MaxPreemptions == UnboundedPreemptions),
+		sleepSets: opts.Reduction == ReductionSleepSets || (opts.Reduction == ReductionDPOR && opts.MaxPreemptions == unboundedPreemptions),
 		dpor:      opts.Reduction == ReductionDPOR,
 	}
 }

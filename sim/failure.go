@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // FailureKind classifies why a run failed.
@@ -143,59 +146,42 @@ type Result struct {
 	Events    int64
 	Decisions []int32  // when Config.RecordDecisions
 	Header    []string // Sim.Note lines
-	Tail      []string // the last trace events a person reads, formatted: for a failed run (TraceTail for any)
+	Tail      []string // the last trace events a person reads, formatted: for a failed run
 	Err       error    // nil, *Failure, or a config error
 	// TailAbout says which stretch of the run Tail covers and what it left
-	// out, for its header (TraceTailAbout for any run).
+	// out, for its header.
 	TailAbout string
 	// Probes counts how often the run reached each probe (Sim.Probe).
 	Probes map[string]int64
 
-	// Operations is how many client operations the run began (Sim.OpBegin);
-	// Kept and Dropped count its Keep decisions (choices.go).
-	Operations    int64
-	Kept, Dropped Kept
+	// Operations is how many client operations the run began (Sim.OpBegin).
+	Operations int64
 	// Preemptions counts the steps that went to another task while the
 	// last one could have gone on; PreemptionSteps lists them (1-based)
 	// when Config.RecordDecisions.
 	Preemptions     int64
 	PreemptionSteps []int64
-	// Choices and KeepSites are the world's choices when
-	// Config.RecordChoices; ChoicesCut says the list hit MaxChoices.
 	// Abandoned says Config.Abandon ended the run: its result means
 	// nothing.
-	Abandoned  bool
-	Choices    []uint64
-	ChoiceKeys []KeepKey // each choice's task and ordinal among its draws (KeepKey)
-	KeepSites  []KeepSite
-	ChoicesCut bool
-	// Horizon is how far the run got in each task's Keep calls, when
-	// Config.RecordChoices (a control run replays it with Keeps.Beyond).
-	Horizon *Horizon
-	// Record is the full record when Config.Record.
-	Record *Record
+	Abandoned bool
+	// Record is the full record when Config.Record (sim/record).
+	Record *record.Record
 
-	trace *trace // a passing run's trace, for TraceTail
+	// recorded is what the run recorded of its Keep decisions and choices,
+	// for shrinkers (protocol.ResultOf).
+	recorded protocol.Recorded
+	trace    *trace // a passing run's trace, for traceTail
 }
 
-// TraceTail returns the run's last trace events, formatted (Tail for a
-// failed run).
-func (r Result) TraceTail() []string {
+// traceTail returns the run's last trace events, formatted, and their
+// header in words: "last 64 of 812 events, 24 shown: 40 run steps of main
+// among them left out; tasks main, reader2" (Tail and TailAbout for a
+// failed run; protocol.TraceTail).
+func (r *Result) traceTail() ([]string, string) {
 	if r.Tail == nil && r.trace != nil {
-		lines, _ := r.trace.tail()
-		return lines
+		return r.trace.tail()
 	}
-	return r.Tail
-}
-
-// TraceTailAbout is TraceTail's header in words: "last 64 of 812 events,
-// 24 shown: 40 run steps of main among them left out; tasks main, reader2".
-func (r Result) TraceTailAbout() string {
-	if r.Tail == nil && r.trace != nil {
-		_, about := r.trace.tail()
-		return about
-	}
-	return r.TailAbout
+	return r.Tail, r.TailAbout
 }
 
 // Failure returns the run's failure, or nil.
@@ -220,18 +206,17 @@ func (s *Sim) result() Result {
 		Abandoned: s.abandoned,
 
 		Operations:      s.operations,
-		Kept:            s.kept,
-		Dropped:         s.dropped,
 		Preemptions:     s.preemptions,
 		PreemptionSteps: s.preemptSteps,
 		Record:          s.recordOut(),
 	}
-	if s.cfg.RecordChoices {
+	r.recorded = s.recorded
+	if rc := &r.recorded; s.cfg.replay.RecordChoices {
 		s.worldSrc.recordPromises()
-		r.Choices, r.ChoiceKeys, r.KeepSites, r.ChoicesCut = s.worldSrc.rec, s.worldSrc.recKeys, s.worldSrc.sites, s.worldSrc.cut
-		r.Horizon = s.worldSrc.horizon()
-		if r.ChoiceKeys == nil {
-			r.ChoiceKeys = []KeepKey{}
+		rc.Choices, rc.ChoiceKeys, rc.KeepSites, rc.ChoicesCut = s.worldSrc.rec, s.worldSrc.recKeys, s.worldSrc.sites, s.worldSrc.cut
+		rc.Horizon = s.worldSrc.horizon()
+		if rc.ChoiceKeys == nil {
+			rc.ChoiceKeys = []keepKey{}
 		}
 	}
 	// Formatting the tail is most of a short run's cost: a passing run

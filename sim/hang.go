@@ -21,11 +21,6 @@ import (
 // switch, and returns a FailHang failure naming it. The wedged goroutine
 // cannot be unwound: it stays parked, with the run's other coroutines.
 
-// DefaultHangAfter is Config.HangAfter's default: far above any step a
-// simulated task takes, short enough that a wedged run fails long before go
-// test's own timeout.
-const DefaultHangAfter = 10 * time.Second
-
 // FailHang: a task ran Config.HangAfter of wall time without reaching a
 // scheduling point.
 const FailHang FailureKind = "hang"

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // horizonWorld is ten operations of the main task, each with a fault asked
@@ -22,7 +23,7 @@ func horizonWorld(stop *bool, kept *[]int, faults *int) func(*Sim) {
 			}
 			*kept = append(*kept, i)
 			func() {
-				defer s.Inside().End()
+				defer s.inside().End()
 				if s.Keep(KeepFault) {
 					*faults++
 				}
@@ -33,28 +34,28 @@ func horizonWorld(stop *bool, kept *[]int, faults *int) func(*Sim) {
 }
 
 // A keyed replay answers the calls the recorded run never asked false:
-// what a shrinker's edit wants. With Beyond set to the run's Horizon they
+// what a shrinker's edit wants. With Beyond set to the run's protocol.Horizon they
 // are kept, as the seed would have gone on, and every call the run did ask
 // keeps its answer: the dropped operation stays dropped.
 func TestBeyondKeepsWhatTheRecordedRunNeverAsked(t *testing.T) {
 	stop, kept, faults := true, []int(nil), 0
 	body := horizonWorld(&stop, &kept, &faults)
-	rec := Run(Config{Seed: 3, RecordChoices: true}, body)
+	rec := Run(withReplay(Config{Seed: 3}, protocol.Options{RecordChoices: true}), body)
 	require.Error(t, rec.Err)
 	require.Equal(t, []int{0, 1, 2, 3, 4}, kept)
-	require.NotNil(t, rec.Horizon)
-	keeps := KeepsOfRun(rec).Without(KeepOperation, 1) // an edit: the second operation dropped
+	require.NotNil(t, rec.recorded.Horizon)
+	keeps := protocol.KeepsOfRun(&rec.recorded).Without(KeepOperation, 1) // an edit: the second operation dropped
 
 	stop = false // the code without the fault goes on past where the run ended
-	replay := func(k Keeps) Result {
-		return Run(Config{Seed: 3, ReplayChoices: true, Choices: rec.Choices, Keeps: k}, body)
+	replay := func(k protocol.Keeps) Result {
+		return Run(withReplay(Config{Seed: 3}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: k}), body)
 	}
 	r := replay(keeps)
 	require.NoError(t, r.Err)
 	assert.Equal(t, []int{0, 2, 3, 4}, kept, "unlisted: every call past the run's end is dropped")
 	assert.Equal(t, 4, faults)
 
-	keeps.Beyond = rec.Horizon
+	keeps.Beyond = rec.recorded.Horizon
 	r = replay(keeps)
 	require.NoError(t, r.Err)
 	assert.Equal(t, []int{0, 2, 3, 4, 5, 6, 7, 8, 9}, kept, "past the horizon every call is kept; the dropped one stays dropped")
@@ -65,20 +66,20 @@ func TestBeyondKeepsWhatTheRecordedRunNeverAsked(t *testing.T) {
 // it so far are within, later ones in it and every later operation's are
 // past it; an earlier operation's are within (the task had moved on).
 func TestHorizonOfARunThatEndedInsideAnOperation(t *testing.T) {
-	h := &Horizon{tasks: map[string]taskHorizon{"client": {asked: [keepKinds]int{KeepOperation: 3}, cur: 3, curAsked: [keepKinds]int{KeepFault: 2}}}}
+	h := &protocol.Horizon{Tasks: map[string]protocol.TaskHorizon{"client": {Asked: [keepKinds]int{KeepOperation: 3}, Cur: 3, CurAsked: [keepKinds]int{KeepFault: 2}}}}
 	for _, c := range []struct {
 		what Keepable
-		key  KeepKey
+		key  protocol.KeepKey
 		past bool
 	}{
-		{KeepOperation, KeepKey{"client", 2}, false},
-		{KeepOperation, KeepKey{"client", 3}, true},
-		{KeepFault, KeepKey{"client" + opMark + "3", 1}, false},
-		{KeepFault, KeepKey{"client" + opMark + "3", 2}, true},
-		{KeepFault, KeepKey{"client" + opMark + "2", 9}, false},
-		{KeepFault, KeepKey{"client" + opMark + "4", 0}, true},
-		{KeepOperation, KeepKey{"another", 0}, true},
+		{KeepOperation, protocol.KeepKey{Task: "client", N: 2}, false},
+		{KeepOperation, protocol.KeepKey{Task: "client", N: 3}, true},
+		{KeepFault, protocol.KeepKey{Task: "client" + opMark + "3", N: 1}, false},
+		{KeepFault, protocol.KeepKey{Task: "client" + opMark + "3", N: 2}, true},
+		{KeepFault, protocol.KeepKey{Task: "client" + opMark + "2", N: 9}, false},
+		{KeepFault, protocol.KeepKey{Task: "client" + opMark + "4", N: 0}, true},
+		{KeepOperation, protocol.KeepKey{Task: "another", N: 0}, true},
 	} {
-		assert.Equal(t, c.past, h.past(c.what, c.key), "%v %q #%d", c.what, c.key.Task, c.key.N)
+		assert.Equal(t, c.past, h.Past(c.what, c.key), "%v %q #%d", c.what, c.key.Task, c.key.N)
 	}
 }

@@ -17,5 +17,5 @@ func (s *Sim) Probe(name string) {
 	s.probes[name]++
 }
 
-// ProbeCount returns how often the run has reached a probe so far.
-func (s *Sim) ProbeCount(name string) int64 { return s.probes[name] }
+// probeCount returns how often the run has reached a probe so far.
+func (s *Sim) probeCount(name string) int64 { return s.probes[name] }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 	"pgregory.net/rapid"
 )
 
@@ -57,9 +58,9 @@ func TestARecordingReplaysItsRun(t *testing.T) {
 			_ = wg.Wait(ctx)
 		}
 		seed := rapid.Uint64().Draw(rt, "seed")
-		rec := Run(Config{Seed: seed, RecordChoices: true, MaxSteps: 1 << 22}, body)
+		rec := Run(withReplay(Config{Seed: seed, MaxSteps: 1 << 22}, protocol.Options{RecordChoices: true}), body)
 		require.NoError(rt, rec.Err)
-		keeps := KeepsOfRun(rec)
+		keeps := protocol.KeepsOfRun(&rec.recorded)
 		pct := rapid.IntRange(0, 100).Draw(rt, "drop_pct")
 		drops := rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "drop_seed"), 0))
 		for _, what := range []Keepable{KeepOperation, KeepFault} {
@@ -75,15 +76,15 @@ func TestARecordingReplaysItsRun(t *testing.T) {
 		// from the first's recording, under another schedule (a guided one
 		// without preemptions), so a worker may not get as far as the
 		// recording it runs from did.
-		first := Run(Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps, RecordChoices: true, MaxSteps: 1 << 22}, body)
+		first := Run(withReplay(Config{Seed: seed, MaxSteps: 1 << 22}, protocol.Options{ReplayChoices: true, Choices: rec.recorded.Choices, Keeps: keeps, RecordChoices: true}), body)
 		require.NoError(rt, first.Err)
-		keeps = KeepsOfRun(first)
+		keeps = protocol.KeepsOfRun(&first.recorded)
 		if n := len(keeps.Of(KeepOperation)); n > 0 {
 			keeps = keeps.Without(KeepOperation, drops.IntN(n))
 		}
-		run := Run(Config{Seed: seed, ReplayChoices: true, Choices: first.Choices, Keeps: keeps, Strategy: Guided(nil), RecordChoices: true, RecordDecisions: true, MaxSteps: 1 << 22}, body)
+		run := Run(withReplay(Config{Seed: seed, Strategy: newGuided(nil), RecordDecisions: true, MaxSteps: 1 << 22}, protocol.Options{ReplayChoices: true, Choices: first.recorded.Choices, Keeps: keeps, RecordChoices: true}), body)
 		require.NoError(rt, run.Err)
-		again := Run(Config{Seed: seed, ReplayChoices: true, Choices: run.Choices, Keeps: KeepsOfRun(run), Strategy: Replay(run.Decisions), MaxSteps: 1 << 22}, body)
+		again := Run(withReplay(Config{Seed: seed, Strategy: Replay(run.Decisions), MaxSteps: 1 << 22}, protocol.Options{ReplayChoices: true, Choices: run.recorded.Choices, Keeps: protocol.KeepsOfRun(&run.recorded)}), body)
 		require.NoError(rt, again.Err, "the recording does not replay its run")
 		require.Equal(rt, run.Hash, again.Hash, "the recording's replay is another run")
 		require.Equal(rt, run.Steps, again.Steps)

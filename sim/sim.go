@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // PRNG streams derived from the one seed. The schedule has its own stream so
@@ -95,12 +97,12 @@ type Sim struct {
 
 	// Keep decisions, operations and preemptions so far (choices.go,
 	// record.go), and the record when Config.Record.
-	kept, dropped Kept
-	operations    int64
-	preemptions   int64
-	preemptSteps  []int64 // when RecordDecisions
-	last          *task   // the task of the previous step
-	rec           *recorder
+	recorded     protocol.Recorded // Kept and Dropped; the rest at the end
+	operations   int64
+	preemptions  int64
+	preemptSteps []int64 // when RecordDecisions
+	last         *task   // the task of the previous step
+	rec          *recorder
 }
 
 // killSignal unwinds a task's stack when the run ends before the task does.
@@ -117,24 +119,25 @@ func Run(cfg Config, main func(s *Sim)) Result {
 		return Result{Seed: cfg.Seed, Err: err}
 	}
 	src := rand.NewPCG(cfg.Seed, streamSchedule)
+	rp := &cfg.replay
 	s := &Sim{
 		cfg:      cfg,
 		strategy: cfg.Strategy,
 		schedSrc: src,
 		sched:    rand.New(src),
-		worldSrc: &worldSource{pcg: rand.NewPCG(cfg.Seed, streamWorld), replay: cfg.ReplayChoices,
-			keyed: cfg.ReplayChoices && cfg.Keeps.ChoiceKeys != nil, seed: cfg.Seed,
-			list: cfg.Choices, keeps: cfg.Keeps, record: cfg.RecordChoices, max: cfg.MaxChoices},
+		worldSrc: &worldSource{pcg: rand.NewPCG(cfg.Seed, streamWorld), replay: rp.ReplayChoices,
+			keyed: rp.ReplayChoices && rp.Keeps.ChoiceKeys != nil, seed: cfg.Seed,
+			list: rp.Choices, keeps: rp.Keeps, record: rp.RecordChoices, max: rp.MaxChoices},
 	}
 	if s.worldSrc.keyed {
 		s.worldSrc.ix = cfg.keyIndex
-		s.worldSrc.presize(cfg.Keeps)
+		s.worldSrc.presize(rp.Keeps)
 	}
 	s.worldSrc.s = s
 	s.stepCap = cfg.MaxSteps
 	s.checkSteps = cfg.MaxSteps
 	if cfg.Abandon != nil {
-		s.checkSteps = AbandonCheckSteps
+		s.checkSteps = abandonCheckSteps
 	}
 	if cfg.HangAfter > 0 {
 		s.watch = &hangWatch{run: hangMagic | hangRuns.Add(1)}
@@ -341,7 +344,7 @@ func (s *Sim) finish(t *task) {
 	t.state = taskDone
 	s.trace.event(s.steps, s.nowNs, evDone, t.id, 0, "")
 	if s.rec != nil {
-		s.recordOn(t.id, Event{Kind: EventDone})
+		s.recordOn(t.id, record.Event{Kind: record.EventDone})
 	}
 	if t.panicVal != nil && s.failure == nil {
 		s.failure = &Failure{
@@ -374,7 +377,7 @@ func (s *Sim) spawn(name string, f func()) *task {
 	s.strategy.spawned(s, t)
 	s.trace.event(s.steps, s.nowNs, evSpawn, t.id, 0, name)
 	if s.rec != nil {
-		s.recordOn(t.id, Event{Kind: EventSpawn, Text: name})
+		s.recordOn(t.id, record.Event{Kind: record.EventSpawn, Text: name})
 	}
 	return t
 }
@@ -570,9 +573,9 @@ func (s *Sim) Rand() *rand.Rand {
 // Seed returns the run's seed.
 func (s *Sim) Seed() uint64 { return s.cfg.Seed }
 
-// Steps returns the number of scheduling steps so far. A task that reads it
-// depends on every other task's progress (see Explore).
-func (s *Sim) Steps() int64 {
+// stepsSoFar is the number of scheduling steps so far (protocol.Steps). A task
+// that reads it depends on every other task's progress (see Explore).
+func (s *Sim) stepsSoFar() int64 {
 	s.touchAll()
 	return s.steps
 }
@@ -596,7 +599,7 @@ func (s *Sim) Tracef(format string, a ...any) {
 	text := fmt.Sprintf(format, a...)
 	s.trace.event(s.steps, s.nowNs, evNote, id, 0, text)
 	if s.rec != nil {
-		s.recordOn(id, Event{Kind: EventNote, Text: text})
+		s.recordOn(id, record.Event{Kind: record.EventNote, Text: text})
 	}
 }
 

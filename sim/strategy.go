@@ -217,30 +217,7 @@ func (r *replay) pick(s *Sim) int {
 	return -1
 }
 
-// ParseStrategy builds a strategy from its flag spelling: "random", "pct"
-// (with depth and steps), or "replay" (with decisions).
-func ParseStrategy(name string, depth int, steps int64, decisions []int32) (Strategy, error) {
-	switch name {
-	case "random", "":
-		return RandomWalk(), nil
-	case "pct":
-		if depth < 1 {
-			return nil, fmt.Errorf("PCT depth must be at least 1, got %d", depth)
-		}
-		if steps < 1 {
-			return nil, fmt.Errorf("PCT expected steps must be at least 1, got %d", steps)
-		}
-		return PCT(depth, steps), nil
-	case "replay":
-		if len(decisions) == 0 {
-			return nil, fmt.Errorf("replay needs a decision list")
-		}
-		return Replay(decisions), nil
-	}
-	return nil, fmt.Errorf("unknown strategy %q (want random, pct or replay)", name)
-}
-
-// Guided follows a decision list as far as it fits the run, and runs
+// newGuided (protocol.Guided) follows a decision list as far as it fits the run, and runs
 // without preempting past it: where the recorded task is not runnable, or
 // the list has ended, the task of the previous step goes on if it can,
 // else the runnable task with the lowest id. It never fails for a
@@ -249,7 +226,7 @@ func ParseStrategy(name string, depth int, steps int64, decisions []int32) (Stra
 // a preempting decision by the previous task and the rest of the list is
 // followed where it still applies. A guided run's own recorded decisions
 // replay it exactly with Replay.
-func Guided(decisions []int32) Strategy { return &guided{decisions: decisions} }
+func newGuided(decisions []int32) Strategy { return &guided{decisions: decisions} }
 
 type guided struct {
 	decisions []int32

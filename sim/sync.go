@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Scheduling points of the locks. Lock yields before it acquires, so another
@@ -67,7 +68,7 @@ func (m *mutex) Lock() {
 	m.locked = true
 	m.holder = s.current
 	if s.rec != nil {
-		s.recordObj(EventLock, m.name, "")
+		s.recordObj(record.EventLock, m.name, "")
 	}
 }
 
@@ -89,7 +90,7 @@ func (m *mutex) lock(ctx context.Context, c *simCtx) error {
 	m.locked = true
 	m.holder = t
 	if s.rec != nil {
-		s.recordObj(EventLock, m.name, "")
+		s.recordObj(record.EventLock, m.name, "")
 	}
 	return nil
 }
@@ -126,7 +127,7 @@ func (m *mutex) wait(ctx context.Context, c *simCtx) error {
 	m.locked = true
 	m.holder = t
 	if s.rec != nil {
-		s.recordObj(EventLock, m.name, "")
+		s.recordObj(record.EventLock, m.name, "")
 	}
 	return nil
 }
@@ -139,7 +140,7 @@ func (m *mutex) TryLock() bool {
 	m.locked = true
 	m.holder = m.s.cur()
 	if m.s.rec != nil {
-		m.s.recordObj(EventLock, m.name, "TryLock")
+		m.s.recordObj(record.EventLock, m.name, "TryLock")
 	}
 	return true
 }
@@ -153,7 +154,7 @@ func (m *mutex) Unlock() {
 	m.locked = false
 	m.holder = nil
 	if s.rec != nil {
-		s.recordObj(EventUnlock, m.name, "")
+		s.recordObj(record.EventUnlock, m.name, "")
 	}
 	if w := m.waiters.popFront(); w != nil {
 		s.wake(w)
@@ -207,7 +208,7 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	if m.writer == nil && m.readers == 0 {
 		m.writer = t
 		if s.rec != nil {
-			s.recordObj(EventLock, m.name, "")
+			s.recordObj(record.EventLock, m.name, "")
 		}
 		return nil
 	}
@@ -226,7 +227,7 @@ func (m *rwmutex) lock(ctx context.Context, c *simCtx) error {
 	m.writersWaiting--
 	m.writer = t
 	if s.rec != nil {
-		s.recordObj(EventLock, m.name, "")
+		s.recordObj(record.EventLock, m.name, "")
 	}
 	return nil
 }
@@ -238,7 +239,7 @@ func (m *rwmutex) TryLock() bool {
 	}
 	m.writer = m.s.cur()
 	if m.s.rec != nil {
-		m.s.recordObj(EventLock, m.name, "TryLock")
+		m.s.recordObj(record.EventLock, m.name, "TryLock")
 	}
 	return true
 }
@@ -250,7 +251,7 @@ func (m *rwmutex) Unlock() {
 	m.s.yieldOn(m.id)
 	m.writer = nil
 	if m.s.rec != nil {
-		m.s.recordObj(EventUnlock, m.name, "")
+		m.s.recordObj(record.EventUnlock, m.name, "")
 	}
 	m.wakeAll()
 }
@@ -279,7 +280,7 @@ func (m *rwmutex) rlock(ctx context.Context, c *simCtx) error {
 	}
 	m.readers++
 	if s.rec != nil {
-		s.recordObj(EventRLock, m.name, "")
+		s.recordObj(record.EventRLock, m.name, "")
 	}
 	return nil
 }
@@ -291,7 +292,7 @@ func (m *rwmutex) TryRLock() bool {
 	}
 	m.readers++
 	if m.s.rec != nil {
-		m.s.recordObj(EventRLock, m.name, "TryRLock")
+		m.s.recordObj(record.EventRLock, m.name, "TryRLock")
 	}
 	return true
 }
@@ -303,7 +304,7 @@ func (m *rwmutex) RUnlock() {
 	m.s.yieldOn(m.id)
 	m.readers--
 	if m.s.rec != nil {
-		m.s.recordObj(EventRUnlock, m.name, "")
+		m.s.recordObj(record.EventRUnlock, m.name, "")
 	}
 	if m.readers == 0 {
 		m.wakeAll()

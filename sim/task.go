@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime/debug"
 	"time"
+
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 type taskState uint8
@@ -44,7 +46,7 @@ type task struct {
 
 	prioIdx int // position in Sim.prio (PCT's heap), -1 when not in it
 	name    string
-	inside  int // open Sim.Inside scopes
+	inside  int // open protocol.Inside scopes
 	stop    func()
 	w       *worker // the coroutine running the task, nil once it exited
 
@@ -130,7 +132,7 @@ func (s *Sim) block(op, obj string) {
 	t.blocks++
 	t.waitOp, t.waitObj = op, obj
 	if s.rec != nil {
-		s.recordObj(EventWait, obj, op)
+		s.recordObj(record.EventWait, obj, op)
 	}
 	if s.onTask && s.continueSelf(t) {
 		return // woken (by the clock, say) and picked again: no switch

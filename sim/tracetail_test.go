@@ -56,7 +56,7 @@ func TestATailOfMainAloneKeepsItsSteps(t *testing.T) {
 	require.Error(t, res.Err)
 	assert.Len(t, res.Tail, 8)
 	assert.Equal(t, "last 8 of "+itoa(res.Events)+" events; tasks main", res.TailAbout)
-	assert.Equal(t, res.TailAbout, res.TraceTailAbout())
+	assert.Equal(t, res.TailAbout, res.tailAbout())
 }
 
 func itoa(n int64) string {

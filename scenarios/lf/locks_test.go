@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/logfilter/logfiltertest"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
@@ -250,16 +251,16 @@ func lf5Fly(s *sim.Sim, res *lf5Result, logsList, otelList string, forced, rever
 
 // lf5Begin records a span operation's invocation in the run's record (and
 // counts it), building no text unless the run records; lf5End its return.
-func lf5Begin(s *sim.Sim, task, kind int) sim.EventID {
+func lf5Begin(s *sim.Sim, task, kind int) record.EventID {
 	if !s.Recording() {
 		s.OpBegin("")
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	return s.OpBegin("task %d: %s", task, opNames[kind])
 }
 
-func lf5End(s *sim.Sim, ev sim.EventID, l locks) {
-	if ev != sim.NoEvent {
+func lf5End(s *sim.Sim, ev record.EventID, l locks) {
+	if ev != record.NoEvent {
 		s.OpEnd(ev, "%v locks", l)
 	}
 }

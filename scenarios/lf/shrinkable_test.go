@@ -9,6 +9,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // TestLFProgramsStayWellFormedWhenShrunk: the LF-4 and LF-5 workloads let a
@@ -36,15 +37,15 @@ func TestLFProgramsStayWellFormedWhenShrunk(t *testing.T) {
 				}
 			}
 			const seed = 3
-			rec := sim.Run(sim.Config{Seed: seed, RecordChoices: true}, body)
+			rec := sim.Run(simtest.RecordChoices(sim.Config{Seed: seed}), body)
 			require.NoError(t, rec.Err)
-			keeps := sim.KeepsOf(rec.KeepSites)
+			keeps := simtest.KeepsOf(rec)
 			require.Greater(t, len(keeps.Operations), 100, "every start, enter and log asks Keep")
-			replay := func(k sim.Keeps) sim.Result {
-				return sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: k}, body)
+			replay := func(k simtest.Keeps) sim.Result {
+				return sim.Run(simtest.ReplayChoices(sim.Config{Seed: seed}, rec, k), body)
 			}
 
-			none := replay(sim.Keeps{}) // false past the list's end: every operation dropped
+			none := replay(simtest.Keeps{}) // false past the list's end: every operation dropped
 			require.NoError(t, none.Err, "the program without any operation")
 			assert.Zero(t, none.Operations, "every operation of the program can be dropped")
 
@@ -52,7 +53,7 @@ func TestLFProgramsStayWellFormedWhenShrunk(t *testing.T) {
 			// makes them: every one a program whose check holds.
 			rng := rand.New(rand.NewPCG(seed, 13))
 			for i := range 24 {
-				k := sim.Keeps{Operations: make([]bool, len(keeps.Operations))}
+				k := simtest.Keeps{Operations: make([]bool, len(keeps.Operations))}
 				density := float64(i%4+1) / 5
 				for j := range k.Operations {
 					k.Operations[j] = rng.Float64() < density

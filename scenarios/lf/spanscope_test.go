@@ -15,6 +15,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
@@ -348,10 +349,10 @@ func newLF4World(s *sim.Sim, workers int) (*lf4World, error) {
 // opBegin records a span operation's invocation in the run's record (and
 // counts it); opEnd its return. The texts are built only when the run
 // records.
-func (w *lf4World) opBegin(what string, sp *lf4Span) sim.EventID {
+func (w *lf4World) opBegin(what string, sp *lf4Span) record.EventID {
 	if !w.s.Recording() {
 		w.s.OpBegin("")
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	if sp == nil {
 		return w.s.OpBegin("%s", what)
@@ -359,8 +360,8 @@ func (w *lf4World) opBegin(what string, sp *lf4Span) sim.EventID {
 	return w.s.OpBegin("%s %s (%s)", what, sp.name, sp.target)
 }
 
-func (w *lf4World) opEnd(op sim.EventID) {
-	if op != sim.NoEvent {
+func (w *lf4World) opEnd(op record.EventID) {
+	if op != record.NoEvent {
 		w.s.OpEnd(op, "ok")
 	}
 }
@@ -478,7 +479,7 @@ func (w *lf4World) log(tc *taskCtx, who string) {
 	if !w.s.Keep(sim.KeepOperation) {
 		return
 	}
-	op := sim.NoEvent
+	op := record.NoEvent
 	if w.s.Recording() {
 		op = w.s.OpBegin("%s: log from %q in %s", who, target, tc.names())
 	} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
 )
@@ -78,14 +79,14 @@ func checkAll(ctx context.Context, w *pods.World, pod *pods.Pod, tasks int, u au
 			for next < len(channels) {
 				ch := channels[next]
 				next++
-				op := sim.NoEvent
+				op := record.NoEvent
 				if s.Recording() {
 					op = s.OpBegin("is_member(%s, %s)", pods.Short(u), pods.Short(ch))
 				} else {
 					s.OpBegin("")
 				}
 				got, err := pod.MS.IsMember(ctx, community, u, ch)
-				if op != sim.NoEvent {
+				if op != record.NoEvent {
 					s.OpEnd(op, "%v %v", got, err)
 				}
 				switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/simdb"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -91,7 +92,7 @@ func flyBurst(s *sim.Sim, k authz.ID, arrivals []arrival, mk func(pods.Store) (a
 		s.Go(fmt.Sprintf("client%d", i), func() {
 			defer wg.Done()
 			_ = s.Sleep(ctx, start+a.at-s.Elapsed())
-			op := sim.NoEvent
+			op := record.NoEvent
 			if s.Recording() {
 				op = s.OpBegin("accessible(%v, %v) on pod %d", k, a.reader, a.pod)
 			} else {
@@ -101,7 +102,7 @@ func flyBurst(s *sim.Sim, k authz.ID, arrivals []arrival, mk func(pods.Store) (a
 			if err != nil {
 				s.Failf("OC-8: lookup failed without faults: %v", err)
 			}
-			if op != sim.NoEvent {
+			if op != record.NoEvent {
 				s.OpEnd(op, "%d channels", len(got))
 			}
 		})

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Options shape a table.
@@ -54,14 +54,14 @@ const minColumn = 8
 
 // row is one line of the table: an event (or a folded pair) on a task.
 type row struct {
-	e      sim.Event
+	e      record.Event
 	col    int
 	text   string
 	blamed bool
 }
 
 // Write prints the scenario and the interleaving table of rec.
-func Write(w io.Writer, rec *sim.Record, opt Options) error {
+func Write(w io.Writer, rec *record.Record, opt Options) error {
 	if rec == nil {
 		return fmt.Errorf("interleave: no record (run with sim.Config{Record: true})")
 	}
@@ -101,7 +101,7 @@ func Write(w io.Writer, rec *sim.Record, opt Options) error {
 }
 
 // String is Write into a string.
-func String(rec *sim.Record, opt Options) string {
+func String(rec *record.Record, opt Options) string {
 	var b strings.Builder
 	if err := Write(&b, rec, opt); err != nil {
 		return err.Error()
@@ -118,13 +118,13 @@ type column struct {
 // matters reports whether an event is worth a row: everything but the
 // scheduler's bookkeeping (a switch that preempts nobody, a spawn, an
 // end).
-func matters(e sim.Event) bool {
+func matters(e record.Event) bool {
 	switch e.Kind {
-	case sim.EventSpawn, sim.EventDone:
+	case record.EventSpawn, record.EventDone:
 		return false
-	case sim.EventSwitch:
+	case record.EventSwitch:
 		return e.Ref >= 0 // a preemption
-	case sim.EventWait:
+	case record.EventWait:
 		// Waiting for a lock is part of the interleaving; sleeping, or a
 		// worker waiting for its next message, is not.
 		return strings.Contains(e.Text, "Lock")
@@ -135,9 +135,9 @@ func matters(e sim.Event) bool {
 // echoes reports whether a note repeats, in words, a structured event of
 // the same task and step (the database and the bus trace what they also
 // record as intervals and messages): the table shows the structured one.
-func echoes(evs []sim.Event, i int) bool {
+func echoes(evs []record.Event, i int) bool {
 	e := evs[i]
-	if e.Kind != sim.EventNote {
+	if e.Kind != record.EventNote {
 		return false
 	}
 	for _, j := range []int{i - 1, i + 1} {
@@ -147,7 +147,7 @@ func echoes(evs []sim.Event, i int) bool {
 		o := evs[j]
 		if o.Task == e.Task && o.Step == e.Step {
 			switch o.Kind {
-			case sim.EventInterval, sim.EventSend, sim.EventReceive, sim.EventLost, sim.EventFault:
+			case record.EventInterval, record.EventSend, record.EventReceive, record.EventLost, record.EventFault:
 				return true
 			}
 		}
@@ -160,13 +160,13 @@ func echoes(evs []sim.Event, i int) bool {
 // name get distinct names, by a suffix in id order ("race-prime",
 // "race-prime#2"), so that a column, a scenario line and the folded list
 // each name one task.
-func columns(rec *sim.Record) ([]column, []string) {
+func columns(rec *record.Record) ([]column, []string) {
 	// A task whose only rows would be preemptions ran nothing a person
 	// needs to read: it is folded with the tasks that only ran.
 	// So is one that only waited (main, waiting for its workers).
 	active := map[int32]bool{}
 	for _, e := range rec.Events {
-		if matters(e) && e.Kind != sim.EventSwitch && e.Kind != sim.EventWait {
+		if matters(e) && e.Kind != record.EventSwitch && e.Kind != record.EventWait {
 			active[e.Task] = true
 		}
 	}
@@ -221,7 +221,7 @@ func colOf(cols []column, task int32) int {
 
 // rowsOf turns the record into rows, folding a lock taken and released
 // with nothing in between into one row.
-func rowsOf(rec *sim.Record, cols []column) []row {
+func rowsOf(rec *record.Record, cols []column) []row {
 	var rows []row
 	evs := rec.Events
 	for i := 0; i < len(evs); i++ {
@@ -231,14 +231,14 @@ func rowsOf(rec *sim.Record, cols []column) []row {
 			continue
 		}
 		text := describe(e)
-		if e.Kind == sim.EventSwitch {
+		if e.Kind == record.EventSwitch {
 			// By its column's name: the record's names may be shared.
 			text = "▶ preempts " + cols[colOf(cols, int32(e.Ref))].name
 		}
-		if (e.Kind == sim.EventLock || e.Kind == sim.EventRLock) && e.Blame == "" {
+		if (e.Kind == record.EventLock || e.Kind == record.EventRLock) && e.Blame == "" {
 			if j := nextOnTask(cols, evs, i); j > 0 && releases(e, evs[j]) && evs[j].Blame == "" {
 				verb := "lock+unlock"
-				if e.Kind == sim.EventRLock {
+				if e.Kind == record.EventRLock {
 					verb = "rlock+runlock"
 				}
 				text = verb + " " + e.Object
@@ -253,16 +253,16 @@ func rowsOf(rec *sim.Record, cols []column) []row {
 // shown reports whether an event gets a row: it matters, its task has a
 // column, and a preemption is of a task with a column (preempting a folded
 // task is the scheduler's business).
-func shown(cols []column, e sim.Event) bool {
+func shown(cols []column, e record.Event) bool {
 	if !matters(e) || colOf(cols, e.Task) < 0 {
 		return false
 	}
-	return e.Kind != sim.EventSwitch || colOf(cols, int32(e.Ref)) >= 0
+	return e.Kind != record.EventSwitch || colOf(cols, int32(e.Ref)) >= 0
 }
 
 // nextOnTask is the index of the next event that matters, if it is on the
 // same task with no event of another task in between.
-func nextOnTask(cols []column, evs []sim.Event, i int) int {
+func nextOnTask(cols []column, evs []record.Event, i int) int {
 	for j := i + 1; j < len(evs); j++ {
 		if !shown(cols, evs[j]) {
 			continue
@@ -275,17 +275,17 @@ func nextOnTask(cols []column, evs []sim.Event, i int) int {
 	return -1
 }
 
-func releases(acq, e sim.Event) bool {
+func releases(acq, e record.Event) bool {
 	return e.Object == acq.Object &&
-		(acq.Kind == sim.EventLock && e.Kind == sim.EventUnlock || acq.Kind == sim.EventRLock && e.Kind == sim.EventRUnlock)
+		(acq.Kind == record.EventLock && e.Kind == record.EventUnlock || acq.Kind == record.EventRLock && e.Kind == record.EventRUnlock)
 }
 
 // describe is an event's cell text.
-func describe(e sim.Event) string { return e.String() }
+func describe(e record.Event) string { return e.String() }
 
 // writeScenario lists each task's operations with their answers, the
 // minimal scenario Lincheck prints above its table.
-func writeScenario(b *strings.Builder, rec *sim.Record, cols []column, width int) {
+func writeScenario(b *strings.Builder, rec *record.Record, cols []column, width int) {
 	type op struct{ begin, end string }
 	type at struct {
 		task int32
@@ -296,11 +296,11 @@ func writeScenario(b *strings.Builder, rec *sim.Record, cols []column, width int
 	n := 0
 	for _, e := range rec.Events {
 		switch e.Kind {
-		case sim.EventOpBegin:
+		case record.EventOpBegin:
 			open[e.Ref] = at{e.Task, len(ops[e.Task])}
 			ops[e.Task] = append(ops[e.Task], op{begin: e.Text, end: "(no answer)"})
 			n++
-		case sim.EventOpEnd:
+		case record.EventOpEnd:
 			if w, ok := open[e.Ref]; ok {
 				ops[w.task][w.i].end = e.Text
 			}
@@ -399,7 +399,7 @@ func writeTable(b *strings.Builder, cols []column, rows []row, opt Options) {
 	}
 }
 
-func timeOf(e sim.Event) string { return fmt.Sprintf("+%v", e.At) }
+func timeOf(e record.Event) string { return fmt.Sprintf("+%v", e.At) }
 
 // fit gives each task's column its width: the longest of its name and its
 // texts shown, at most opt.CellWidth, narrowed (the widest first) until a

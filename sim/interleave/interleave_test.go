@@ -12,6 +12,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/interleave"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // racyCounter: two clients increment under a lock they drop between the
@@ -19,7 +20,7 @@ import (
 func racyCounter(s *sim.Sim) {
 	mu := s.NewMutex("counter")
 	counter := 0
-	var last sim.EventID
+	var last record.EventID
 	wg := s.NewWaitGroup("all")
 	wg.Add(3)
 	s.Go("idle", func() {
@@ -118,7 +119,7 @@ func TestTableIsDeterministic(t *testing.T) {
 // crowd records tasks many tasks, three of them named race-prime, each
 // beginning an operation with a long text and answering it at length; the
 // last answer is blamed with a long finding.
-func crowd(t *testing.T, tasks int) (*sim.Record, []string) {
+func crowd(t *testing.T, tasks int) (*record.Record, []string) {
 	t.Helper()
 	var texts []string
 	for i := range tasks {
@@ -130,7 +131,7 @@ func crowd(t *testing.T, tasks int) (*sim.Record, []string) {
 	res := sim.Run(sim.Config{Seed: 1, Record: true}, func(s *sim.Sim) {
 		wg := s.NewWaitGroup("all")
 		wg.Add(tasks)
-		var last sim.EventID
+		var last record.EventID
 		for i := range tasks {
 			name := fmt.Sprintf("worker-with-a-long-name-%d", i)
 			if i < 3 {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 )
 
@@ -62,7 +63,7 @@ func TestWithoutAControlAPredictionFromTheScriptShrinksToNothing(t *testing.T) {
 	assert.Equal(t, int64(0), out.After.Operations, "dropping every increment fails the script's prediction")
 	assert.False(t, out.Controlled)
 	fault = false
-	res := sim.Run(sim.Config{Seed: cfg.Seed, ReplayChoices: true, Choices: out.Choices, Keeps: out.Keeps, Strategy: sim.Replay(out.Decisions)}, body)
+	res := sim.Run(replaying(sim.Config{Seed: cfg.Seed, Strategy: sim.Replay(out.Decisions)}, out), body)
 	require.Error(t, res.Err, "the code without the fault fails the shrunk run too: it is no counterexample of the fault")
 }
 
@@ -95,7 +96,7 @@ func TestAControlKeepsTheFaultsOwnMinimalRun(t *testing.T) {
 	assert.Equal(t, int64(1), out.After.Operations, "the seventh increment alone")
 	assert.Zero(t, out.Refused, "no smaller failing run fails without the fault")
 	fault = false
-	res := sim.Run(sim.Config{Seed: cfg.Seed, ReplayChoices: true, Choices: out.Choices, Keeps: out.Keeps, Strategy: sim.Guided(out.Decisions)}, body)
+	res := sim.Run(replaying(sim.Config{Seed: cfg.Seed, Strategy: protocol.Guided(out.Decisions).(sim.Strategy)}, out), body)
 	require.NoError(t, res.Err, "the code without the fault passes the shrunk run")
 }
 

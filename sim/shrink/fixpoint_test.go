@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 )
 
@@ -70,10 +71,9 @@ func TestTheShrunkRunIsOneMinimalInOperations(t *testing.T) {
 				edited := append([]bool(nil), ops...)
 				edited[at] = false
 				try := cfg
-				try.ReplayChoices, try.Choices = true, out.Choices
-				try.Keeps = out.Keeps
-				try.Keeps.Operations = edited
-				try.Strategy = sim.Guided(out.Decisions)
+				try = replaying(try, out)
+				protocol.ConfigOf(&try).Keeps.Operations = edited
+				try.Strategy = protocol.Guided(out.Decisions).(sim.Strategy)
 				res := sim.Run(try, prog.body)
 				if res.Err != nil && shrink.Signature(res.Err.Error()) == out.Signature {
 					assert.Failf(t, "not 1-minimal", "dropping kept operation %d still fails: %v (shrunk: %s)", at, res.Err, out.After)

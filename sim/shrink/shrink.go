@@ -1,9 +1,9 @@
 // Package shrink reduces a failing run to a small one that fails the same
 // way: fewer client operations, fewer injected faults, fewer preemptions,
 // fewer steps. It edits the two things a run is made of, apart: the world's
-// choice list (sim.Config.Choices: the workload and the fault plan as data,
+// choice list (protocol.Options.Choices: the workload and the fault plan as data,
 // the way rapid and Hypothesis shrink) and the schedule's decision list
-// (sim.Guided: cut it short and the rest runs without preempting; undo one
+// (protocol.Guided: cut it short and the rest runs without preempting; undo one
 // preemption and the rest is followed where it still applies). Every
 // candidate is a full deterministic re-run, kept only if it fails with the
 // same signature (the same claim, the same kind of violation), so the
@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // Runner runs the test body once under cfg and returns the result and the
@@ -111,8 +112,9 @@ type Stats struct {
 }
 
 func statsOf(r sim.Result) Stats {
-	return Stats{Operations: r.Operations, Faults: r.Kept.Faults, Preemptions: r.Preemptions,
-		Steps: r.Steps, Tasks: r.Tasks, Choices: len(r.Choices)}
+	rc := recorded(&r)
+	return Stats{Operations: r.Operations, Faults: rc.Kept.Faults, Preemptions: r.Preemptions,
+		Steps: r.Steps, Tasks: r.Tasks, Choices: len(rc.Choices)}
 }
 
 // smaller orders runs by what a person has to read: operations, then
@@ -135,11 +137,11 @@ func (a Stats) String() string {
 
 // Outcome is a finished shrink.
 type Outcome struct {
-	// Choices, Keeps and Decisions are the shrunk run: replay it with
-	// sim.Config{ReplayChoices: true, Choices: Choices, Keeps: Keeps,
-	// Strategy: sim.Replay(Decisions)} and the seed's other settings.
+	// Choices, Keeps and Decisions are the shrunk run: replay it with the
+	// seed's settings, protocol.Options{ReplayChoices: true, Choices:
+	// Choices, Keeps: Keeps} and Strategy: sim.Replay(Decisions).
 	Choices   []uint64
-	Keeps     sim.Keeps
+	Keeps     protocol.Keeps
 	Decisions []int32
 	Result    sim.Result // the shrunk run, replayed strictly
 	Failure   string     // its failure text
@@ -222,7 +224,7 @@ type shrinker struct {
 
 	// The best run so far: its choices, Keep answers, decisions and result.
 	choices   []uint64
-	keeps     sim.Keeps
+	keeps     protocol.Keeps
 	decisions []int32
 	res       sim.Result
 	failure   string
@@ -262,20 +264,21 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 		return Outcome{}, fmt.Errorf("a %s failure is about the harness, not the run: nothing to shrink", sh.sig)
 	}
 	// The failing run itself, recorded: the seed's, or the given choices.
-	cfg := sh.config(base.Choices, base.Keeps, base.ReplayChoices, opt.Strategy())
+	bo := protocol.ConfigOf(&base)
+	cfg := sh.config(bo.Choices, bo.Keeps, bo.ReplayChoices, opt.Strategy())
 	res, got := sh.runRaw(cfg)
 	if Signature(got) != sh.sig {
 		return Outcome{}, fmt.Errorf("%w: the failure does not reproduce: the seed's re-run %s, want %q", ErrNotReplayed, describe(got), sh.sig)
 	}
-	if res.ChoicesCut {
-		return Outcome{}, fmt.Errorf("the run drew more than %d world choices: too long to shrink (lower its size)", len(res.Choices))
+	if rc := recorded(&res); rc.ChoicesCut {
+		return Outcome{}, fmt.Errorf("the run drew more than %d world choices: too long to shrink (lower its size)", len(rc.Choices))
 	}
 	if ok, said := sh.controlPasses(res); !ok {
 		return Outcome{}, fmt.Errorf("%w (%s): its check does not tell the fault from the code without it", ErrControlFails, said)
 	}
 	sh.adopt(res, got, false)
 	before := statsOf(res)
-	sh.progress("start: %s (%d choices); keeping %q", before, len(res.Choices), sh.sig)
+	sh.progress("start: %s (%d choices); keeping %q", before, len(recorded(&res).Choices), sh.sig)
 
 	// Each pass may use the attempts left up to its share, so that a long
 	// pass (a thousand operations dropped one at a time) cannot starve the
@@ -370,9 +373,10 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 
 	// The result, re-checked by a strict replay of its own recording.
 	final := sh.base
-	final.ReplayChoices, final.Choices, final.Keeps = true, sh.choices, sh.keeps
+	fo := protocol.ConfigOf(&final)
+	fo.ReplayChoices, fo.Choices, fo.Keeps = true, sh.choices, sh.keeps
 	final.Strategy = sim.Replay(sh.decisions)
-	final.RecordDecisions, final.RecordChoices = true, true
+	final.RecordDecisions, fo.RecordChoices = true, true
 	fres, ffail := sh.runRaw(final)
 	if Signature(ffail) != sh.sig {
 		return Outcome{}, fmt.Errorf("%w: the shrunk run does not replay its failure: it %s, want %q (a nondeterministic test?)", ErrNotReplayed, describe(ffail), sh.sig)
@@ -404,15 +408,16 @@ func (sh *shrinker) progress(format string, a ...any) {
 
 // config is a candidate run: the given choices and Keep answers (when
 // replay; else the seed's), a strategy, and recording on.
-func (sh *shrinker) config(choices []uint64, keeps sim.Keeps, replay bool, strategy sim.Strategy) sim.Config {
+func (sh *shrinker) config(choices []uint64, keeps protocol.Keeps, replay bool, strategy sim.Strategy) sim.Config {
 	cfg := sh.base
 	cfg.Strategy = strategy
-	cfg.RecordChoices, cfg.RecordDecisions = true, true
-	cfg.ReplayChoices, cfg.Choices, cfg.Keeps = replay, nil, sim.Keeps{}
+	o := protocol.ConfigOf(&cfg)
+	o.RecordChoices, cfg.RecordDecisions = true, true
+	o.ReplayChoices, o.Choices, o.Keeps = replay, nil, protocol.Keeps{}
 	if replay {
-		cfg.Choices, cfg.Keeps = choices, keeps
-		if cfg.Choices == nil {
-			cfg.Choices = []uint64{}
+		o.Choices, o.Keeps = choices, keeps
+		if o.Choices == nil {
+			o.Choices = []uint64{}
 		}
 	}
 	cfg.Record, cfg.TraceOut = false, nil
@@ -462,7 +467,7 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 		return false
 	}
 	res, got := sh.runRaw(cfg)
-	if Signature(got) != sh.sig || res.ChoicesCut || !statsOf(res).smaller(statsOf(sh.res)) {
+	if Signature(got) != sh.sig || recorded(&res).ChoicesCut || !statsOf(res).smaller(statsOf(sh.res)) {
 		return false
 	}
 	if sh.fewerOps && res.Operations >= sh.res.Operations {
@@ -505,11 +510,12 @@ func (sh *shrinker) controlPasses(res sim.Result) (ok bool, said string) {
 	if sh.opt.Control == nil {
 		return true, ""
 	}
-	keeps := sim.KeepsOfRun(res)
-	for _, beyond := range []*sim.Horizon{nil, res.Horizon} {
+	rc := recorded(&res)
+	keeps := protocol.KeepsOfRun(rc)
+	for _, beyond := range []*protocol.Horizon{nil, rc.Horizon} {
 		keeps.Beyond = beyond
-		cfg := sh.config(res.Choices, keeps, true, sim.Guided(res.Decisions))
-		cfg.RecordChoices, cfg.RecordDecisions = false, false
+		cfg := sh.config(rc.Choices, keeps, true, guided(res.Decisions))
+		protocol.ConfigOf(&cfg).RecordChoices, cfg.RecordDecisions = false, false
 		sh.controls++
 		sh.attempts++
 		_, got := sh.opt.Control(cfg)
@@ -517,7 +523,7 @@ func (sh *shrinker) controlPasses(res sim.Result) (ok bool, said string) {
 			return true, ""
 		}
 		said = describe(got)
-		if beyond == nil && res.Horizon == nil {
+		if beyond == nil && rc.Horizon == nil {
 			break // not recorded: no horizon to go past
 		}
 	}
@@ -525,13 +531,14 @@ func (sh *shrinker) controlPasses(res sim.Result) (ok bool, said string) {
 }
 
 func (sh *shrinker) adopt(res sim.Result, failure string, guided bool) {
-	sh.choices, sh.keeps, sh.decisions, sh.res, sh.failure, sh.guided = res.Choices, sim.KeepsOfRun(res), res.Decisions, res, failure, guided
+	rc := recorded(&res)
+	sh.choices, sh.keeps, sh.decisions, sh.res, sh.failure, sh.guided = rc.Choices, protocol.KeepsOfRun(rc), res.Decisions, res, failure, guided
 }
 
 // candidate runs edited choices and Keep answers. After the schedule pass
 // has started the schedule is the best run's (guided); before, the
 // strategy's.
-func (sh *shrinker) candidate(choices []uint64, keeps sim.Keeps, what string) bool {
+func (sh *shrinker) candidate(choices []uint64, keeps protocol.Keeps, what string) bool {
 	strategy := sh.opt.Strategy()
 	if sh.guided {
 		dec := sh.decisions
@@ -542,7 +549,7 @@ func (sh *shrinker) candidate(choices []uint64, keeps sim.Keeps, what string) bo
 			// operation once turned 0 preemptions into 22,233).
 			dec = nil
 		}
-		strategy = sim.Guided(dec)
+		strategy = guided(dec)
 	}
 	return sh.try(sh.config(choices, keeps, true, strategy), sh.guided, what)
 }
@@ -550,7 +557,7 @@ func (sh *shrinker) candidate(choices []uint64, keeps sim.Keeps, what string) bo
 // kept lists the ordinals of the kind's Keep decisions the best run kept.
 func (sh *shrinker) kept(what sim.Keepable) []int {
 	var out []int
-	for _, k := range sh.res.KeepSites {
+	for _, k := range recorded(&sh.res).KeepSites {
 		if k.What == what && k.Kept {
 			out = append(out, k.Index)
 		}
@@ -559,7 +566,7 @@ func (sh *shrinker) kept(what sim.Keepable) []int {
 }
 
 // with returns the best run's Keep answers with the kind's list replaced.
-func (sh *shrinker) with(what sim.Keepable, list []bool) sim.Keeps {
+func (sh *shrinker) with(what sim.Keepable, list []bool) protocol.Keeps {
 	k := sh.keeps
 	if what == sim.KeepFault {
 		k.Faults = list
@@ -582,7 +589,7 @@ func (sh *shrinker) keepNamed(what sim.Keepable, coarse bool) bool {
 	var list []bool
 	named, dropped := 0, 0
 	matches := map[string]bool{}
-	for _, k := range sh.res.KeepSites {
+	for _, k := range recorded(&sh.res).KeepSites {
 		if k.What != what {
 			continue
 		}
@@ -654,9 +661,9 @@ func Names(failure, label string) bool {
 func (sh *shrinker) dropTasks(what sim.Keepable) {
 	var order []string
 	seen := map[string]bool{}
-	for _, k := range sh.res.KeepSites {
+	for _, k := range recorded(&sh.res).KeepSites {
 		// By the task that asked: a fault asked inside one of its
-		// operations (sim.Inside) is keyed by the operation too.
+		// operations (protocol.Inside) is keyed by the operation too.
 		if owner := k.Key.Owner(); k.What == what && k.Kept && !seen[owner] {
 			seen[owner] = true
 			order = append(order, owner)
@@ -671,7 +678,7 @@ func (sh *shrinker) dropTasks(what sim.Keepable) {
 		}
 		list := append([]bool(nil), sh.keeps.Of(what)...)
 		n := 0
-		for _, k := range sh.res.KeepSites {
+		for _, k := range recorded(&sh.res).KeepSites {
 			if k.What == what && k.Kept && k.Key.Owner() == task && k.Index < len(list) {
 				list[k.Index] = false
 				n++
@@ -839,7 +846,7 @@ func (sh *shrinker) smallestDraws(first, last int) {
 // the remaining preemptions one at a time.
 func (sh *shrinker) shrinkSchedule() {
 	guidedRun := func(dec []int32, what string) bool {
-		return sh.try(sh.config(sh.choices, sh.keeps, true, sim.Guided(dec)), true, what)
+		return sh.try(sh.config(sh.choices, sh.keeps, true, guided(dec)), true, what)
 	}
 	// The best run re-run guided by its own decisions is the same run;
 	// from here on the schedule is edited, not drawn.
@@ -928,3 +935,9 @@ func undoPreemption(dec []int32, step int) ([]int32, bool) {
 	out = append(out, dec[r+1:]...)
 	return out, true
 }
+
+// recorded is what the run r recorded of its choices (protocol.ResultOf).
+func recorded(r *sim.Result) *protocol.Recorded { return protocol.ResultOf(r) }
+
+// guided is protocol.Guided's strategy.
+func guided(decisions []int32) sim.Strategy { return protocol.Guided(decisions).(sim.Strategy) }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 )
 
@@ -87,7 +88,7 @@ func TestShrinksALostUpdateToTwoOperationsAndOnePreemption(t *testing.T) {
 
 	// The shrunk run replays strictly, under any seed: the choices and the
 	// decisions are the whole run.
-	res := sim.Run(sim.Config{Seed: 12345, ReplayChoices: true, Choices: out.Choices, Keeps: out.Keeps, Strategy: sim.Replay(out.Decisions)}, lostUpdate)
+	res := sim.Run(replaying(sim.Config{Seed: 12345, Strategy: sim.Replay(out.Decisions)}, out), lostUpdate)
 	require.Error(t, res.Err)
 	assert.Equal(t, out.Result.Hash, res.Hash)
 
@@ -520,4 +521,11 @@ func TestTheRunWithoutOperationsIsTriedFirst(t *testing.T) {
 	text := strings.Join(lines, "\n")
 	assert.NotContains(t, text, "smallest draws", "no draw was shrunk")
 	assert.Equal(t, 3, runs, "the failing run, the run without operations and the final replay:\n%s", text)
+}
+
+// replaying is cfg replaying the shrunk run out's choices.
+func replaying(cfg sim.Config, out shrink.Outcome) sim.Config {
+	o := protocol.ConfigOf(&cfg)
+	o.ReplayChoices, o.Choices, o.Keeps = true, out.Choices, out.Keeps
+	return cfg
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Defaults of a Config.
@@ -158,11 +160,11 @@ func (b *Bus[M]) Publish(ctx context.Context, from string, m M) error {
 	seq := b.published
 	now := s.Now()
 	if s.Recording() {
-		s.Message(sim.EventSend, int64(seq), from, "#%d from %s: %s", seq, from, describe(m))
+		protocol.Message(s, record.EventSend, int64(seq), from, "#%d from %s: %s", seq, from, describe(m))
 	}
 	// Each delivery's draws and faults belong to the publishing operation
-	// (sim.Inside): a shrinker that drops it moves no other one's.
-	in := s.Inside()
+	// (protocol.Inside): a shrinker that drops it moves no other one's.
+	in := protocol.Inside(s)
 	for _, sub := range b.subs {
 		if !sub.closed {
 			sub.offer(seq, from, m, now)

@@ -23,7 +23,7 @@
 // partition window asks sim.Sim.Keep(sim.KeepFault) once decided, and a
 // dropped one takes the fault-free path without drawing more than the fault
 // would have. A recorded run (sim.Config.Record) shows every message sent
-// (sim.EventSend, by the publisher), received and lost (by subscriber), tied
+// (record.EventSend, by the publisher), received and lost (by subscriber), tied
 // by its number, and every fault injected.
 //
 // Reliable() is the perfect link for single-pod linearizability scenarios;

@@ -8,6 +8,8 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Subscriber is one subscription: a faulty link from the bus, a bounded
@@ -93,7 +95,7 @@ func (sub *Subscriber[M]) lose(r *Record[M], c Cause) {
 	sub.m.lost.With(c.String()).Inc()
 	s.Tracef("simbus %s lost #%d from %s: %v", sub.name, r.Seq, r.From, c)
 	if s.Recording() {
-		s.Message(sim.EventLost, int64(r.Seq), sub.name, "#%d from %s lost: %v", r.Seq, r.From, c)
+		protocol.Message(s, record.EventLost, int64(r.Seq), sub.name, "#%d from %s lost: %v", r.Seq, r.From, c)
 	}
 }
 
@@ -293,7 +295,7 @@ func (sub *Subscriber[M]) deliver(it item) {
 		case rec.Reordered:
 			how = " (reordered)"
 		}
-		s.Message(sim.EventReceive, int64(rec.Seq), sub.name, "#%d from %s, sent +%v%s", rec.Seq, rec.From, rec.SentAt.Sub(sim.Epoch), how)
+		protocol.Message(s, record.EventReceive, int64(rec.Seq), sub.name, "#%d from %s, sent +%v%s", rec.Seq, rec.From, rec.SentAt.Sub(sim.Epoch), how)
 	}
 	switch {
 	case it.dup:

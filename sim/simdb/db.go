@@ -8,6 +8,8 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Commit is one entry of the commit log: a write that took effect.
@@ -15,10 +17,10 @@ type Commit struct {
 	Seq  uint64    // 1, 2, 3... in commit order
 	At   time.Time // the virtual instant the write became visible
 	What string    // the write's description, as given to Write
-	// Event is the commit's interval in the run's record (sim.NoEvent
+	// Event is the commit's interval in the run's record (record.NoEvent
 	// when the run keeps none), for a check to blame with sim.Sim.Blame:
 	// the commit that made an answer stale.
-	Event sim.EventID
+	Event record.EventID
 }
 
 // DB is a simulated database holding the scenario's tables S, a commit log
@@ -34,7 +36,7 @@ type DB[S any] struct {
 
 	committing bool // inside a write's f
 	commitAt   time.Time
-	commitEv   sim.EventID
+	commitEv   record.EventID
 
 	free    []int // idle connection numbers, lowest first
 	waiters []*waiter
@@ -96,7 +98,7 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q canceled after %v: %v", what, s.Now().Sub(start), err)
 		if s.Recording() {
-			s.Interval(start, "db", "write %s canceled: %v", what, err)
+			protocol.Interval(s, start, "db", "write %s canceled: %v", what, err)
 		}
 		return time.Time{}, err
 	}
@@ -104,22 +106,22 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q failed after %v: %v", what, lat, errInjected)
 		if s.Recording() {
-			s.Interval(start, "db", "write %s failed: %v", what, errInjected)
+			protocol.Interval(s, start, "db", "write %s failed: %v", what, errInjected)
 		}
 		return time.Time{}, errInjected
 	}
 	if len(db.log) >= db.cfg.MaxCommits {
 		s.Failf("simdb: commit log limit of %d exceeded by write %q (raise Config.MaxCommits)", db.cfg.MaxCommits, what)
 	}
-	c := Commit{Seq: uint64(len(db.log)) + 1, At: s.Now(), What: what, Event: sim.NoEvent}
+	c := Commit{Seq: uint64(len(db.log)) + 1, At: s.Now(), What: what, Event: record.NoEvent}
 	if s.Recording() {
-		c.Event = s.Interval(start, "db", "commit #%d %s", c.Seq, what)
+		c.Event = protocol.Interval(s, start, "db", "commit #%d %s", c.Seq, what)
 	}
-	steps := s.Steps()
+	steps := protocol.Steps(s)
 	db.committing, db.commitAt, db.commitEv = true, c.At, c.Event
 	f(&db.state)
 	db.committing = false
-	if s.Steps() != steps {
+	if protocol.Steps(s) != steps {
 		s.Failf("simdb: write %q's function hit a scheduling point: a commit must happen at one instant", what)
 	}
 	db.log = append(db.log, c)
@@ -141,10 +143,10 @@ func (db *DB[S]) CommitInstant() time.Time {
 }
 
 // CommitEvent returns the recorded event of the commit whose write's
-// function is running (sim.NoEvent when the run keeps no record), so that a
+// function is running (record.NoEvent when the run keeps no record), so that a
 // scenario can remember which commit changed which truth and blame it.
 // Calling it anywhere else fails the run.
-func (db *DB[S]) CommitEvent() sim.EventID {
+func (db *DB[S]) CommitEvent() record.EventID {
 	if !db.committing {
 		db.s.Failf("simdb: CommitEvent called outside a write's function")
 	}
@@ -199,9 +201,9 @@ func (db *DB[S]) RowsOf(name string) int64 {
 func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, func(), error) {
 	s := db.s
 	// The statement's draws and faults are its operation's, not the
-	// workload's (sim.Inside): a shrinker that drops the operation moves
+	// workload's (protocol.Inside): a shrinker that drops the operation moves
 	// no other one's.
-	defer s.Inside().End()
+	defer protocol.Inside(s).End()
 	r := s.Rand()
 	lat, tail, slow := db.cfg.Latency.draw(r)
 	var err error

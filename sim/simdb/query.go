@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // Query runs the statement name on connection c, as PostgreSQL runs a
@@ -53,9 +54,9 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	lat, after, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
 	var r R
 	if errInjected == nil {
-		steps := s.Steps()
+		steps := protocol.Steps(s)
 		r = q(&db.state) // the snapshot: the state at the statement's start
-		if s.Steps() != steps {
+		if protocol.Steps(s) != steps {
 			s.Failf("simdb: statement %q's query function hit a scheduling point: a snapshot is one instant", name)
 		}
 		if after != nil {
@@ -66,14 +67,14 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 		db.m.canceled.Inc()
 		s.Tracef("simdb %s on conn %d canceled after %v: %v", name, c.id, s.Now().Sub(start), err)
 		if s.Recording() {
-			s.Interval(start, connName(c.id), "%s snapshot +%v, canceled: %v", name, start.Sub(sim.Epoch), err)
+			protocol.Interval(s, start, connName(c.id), "%s snapshot +%v, canceled: %v", name, start.Sub(sim.Epoch), err)
 		}
 		return zero, err
 	}
 	if errInjected != nil {
 		s.Tracef("simdb %s on conn %d failed after %v: %v", name, c.id, lat, errInjected)
 		if s.Recording() {
-			s.Interval(start, connName(c.id), "%s failed: %v", name, errInjected)
+			protocol.Interval(s, start, connName(c.id), "%s failed: %v", name, errInjected)
 		}
 		return zero, errInjected
 	}
@@ -87,7 +88,7 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	db.m.rows.With(name).Add(int64(n))
 	s.Tracef("simdb %s on conn %d: snapshot +%v, %v, %d rows", name, c.id, start.Sub(sim.Epoch), lat, n)
 	if s.Recording() {
-		s.Interval(start, connName(c.id), "%s snapshot +%v, %d rows", name, start.Sub(sim.Epoch), n)
+		protocol.Interval(s, start, connName(c.id), "%s snapshot +%v, %d rows", name, start.Sub(sim.Epoch), n)
 	}
 	return r, nil
 }

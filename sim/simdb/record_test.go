@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // faultyWorld is one client over a faulty database and a faulty bus: each
@@ -81,8 +83,8 @@ func (fw *faultyWorld) run(s *sim.Sim) {
 	_ = s.Sleep(bg, time.Second) // every delivery lands
 }
 
-func kinds(r *sim.Record) map[sim.EventKind]int {
-	out := map[sim.EventKind]int{}
+func kinds(r *record.Record) map[record.EventKind]int {
+	out := map[record.EventKind]int{}
 	for _, e := range r.Events {
 		out[e.Kind]++
 	}
@@ -98,14 +100,14 @@ func TestARecordedRunShowsOperationsStatementsMessagesAndFaults(t *testing.T) {
 
 	// Operations, from invocation to answer, in pairs.
 	assert.Equal(t, int64(2*faultyRounds), res.Operations)
-	assert.Equal(t, 2*faultyRounds, k[sim.EventOpBegin])
-	assert.Equal(t, k[sim.EventOpBegin], k[sim.EventOpEnd])
+	assert.Equal(t, 2*faultyRounds, k[record.EventOpBegin])
+	assert.Equal(t, k[record.EventOpBegin], k[record.EventOpEnd])
 	begun := map[int64]bool{}
 	for _, e := range res.Record.Events {
 		switch e.Kind {
-		case sim.EventOpBegin:
+		case record.EventOpBegin:
 			begun[e.Ref] = true
-		case sim.EventOpEnd:
+		case record.EventOpEnd:
 			assert.True(t, begun[e.Ref], "answer %d without its invocation", e.Ref)
 		}
 	}
@@ -114,7 +116,7 @@ func TestARecordedRunShowsOperationsStatementsMessagesAndFaults(t *testing.T) {
 	// database; every commit of the log names its interval.
 	var stmts, failed, commits int
 	for _, e := range res.Record.Events {
-		if e.Kind != sim.EventInterval {
+		if e.Kind != record.EventInterval {
 			continue
 		}
 		assert.LessOrEqual(t, e.From, e.At)
@@ -135,16 +137,16 @@ func TestARecordedRunShowsOperationsStatementsMessagesAndFaults(t *testing.T) {
 	for _, c := range log {
 		require.GreaterOrEqual(t, int(c.Event), 0)
 		e := res.Record.Events[c.Event]
-		assert.Equal(t, sim.EventInterval, e.Kind)
+		assert.Equal(t, record.EventInterval, e.Kind)
 		assert.Equal(t, fmt.Sprintf("commit #%d inc", c.Seq), e.Text)
 		assert.Equal(t, c.At.Sub(sim.Epoch), e.At)
 	}
 
 	// Messages: sent once, received or lost per subscriber.
-	assert.Equal(t, fw.bus.Published(), k[sim.EventSend])
+	assert.Equal(t, fw.bus.Published(), k[record.EventSend])
 	assert.Equal(t, faultyRounds, fw.bus.Published())
-	assert.Equal(t, fw.received, k[sim.EventReceive])
-	assert.Positive(t, k[sim.EventLost])
+	assert.Equal(t, fw.received, k[record.EventReceive])
+	assert.Positive(t, k[record.EventLost])
 	lost := 0
 	for _, recs := range fw.bus.Records() { //windtunnel:unordered summing counts
 		for _, r := range recs {
@@ -153,12 +155,12 @@ func TestARecordedRunShowsOperationsStatementsMessagesAndFaults(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, lost, k[sim.EventLost])
+	assert.Equal(t, lost, k[record.EventLost])
 
 	// Faults: each one injected is recorded, and kept by the seed.
-	assert.Positive(t, k[sim.EventFault])
-	assert.Equal(t, res.Kept.Faults, int64(k[sim.EventFault]))
-	assert.Zero(t, res.Dropped.Faults+res.Dropped.Operations)
+	assert.Positive(t, k[record.EventFault])
+	assert.Equal(t, simtest.ChoicesOf(&res).Kept.Faults, int64(k[record.EventFault]))
+	assert.Zero(t, simtest.ChoicesOf(&res).Dropped.Faults+simtest.ChoicesOf(&res).Dropped.Operations)
 
 	// The record changes nothing: the same seed hashes the same without it.
 	var plain faultyWorld
@@ -176,28 +178,28 @@ func TestEditedChoicesDropTheWorldsFaultsAndOperations(t *testing.T) {
 
 func editedChoices(t *testing.T, seed uint64) {
 	var orig faultyWorld
-	rec := sim.Run(sim.Config{Seed: seed, RecordChoices: true}, orig.run)
+	rec := sim.Run(simtest.RecordChoices(sim.Config{Seed: seed}), orig.run)
 	require.NoError(t, rec.Err)
-	require.False(t, rec.ChoicesCut)
-	require.Positive(t, rec.Kept.Faults)
-	keeps := sim.KeepsOf(rec.KeepSites)
-	require.Len(t, keeps.Faults, int(rec.Kept.Faults), "a Keep site per fault")
+	require.False(t, simtest.ChoicesOf(&rec).ChoicesCut)
+	require.Positive(t, simtest.ChoicesOf(&rec).Kept.Faults)
+	keeps := simtest.KeepsOf(rec)
+	require.Len(t, keeps.Faults, int(simtest.ChoicesOf(&rec).Kept.Faults), "a Keep site per fault")
 	require.Len(t, keeps.Operations, 2*faultyRounds)
 
 	// The unedited lists replay the seed's run exactly.
 	var same faultyWorld
-	r := sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps}, same.run)
+	r := sim.Run(simtest.ReplayChoices(sim.Config{Seed: seed}, rec, keeps), same.run)
 	require.NoError(t, r.Err)
 	assert.Equal(t, rec.Hash, r.Hash)
 
 	// Every fault dropped: none is injected, every operation still runs.
 	var clean faultyWorld
-	r = sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults(), Record: true}, clean.run)
+	r = sim.Run(simtest.ReplayChoices(sim.Config{Seed: seed, Record: true}, rec, keeps.NoFaults()), clean.run)
 	require.NoError(t, r.Err)
-	assert.Zero(t, r.Kept.Faults, "no fault injected")
-	assert.Equal(t, rec.Kept.Faults, r.Dropped.Faults, "exactly the recorded faults were dropped")
+	assert.Zero(t, simtest.ChoicesOf(&r).Kept.Faults, "no fault injected")
+	assert.Equal(t, simtest.ChoicesOf(&rec).Kept.Faults, simtest.ChoicesOf(&r).Dropped.Faults, "exactly the recorded faults were dropped")
 	assert.Equal(t, rec.Operations, r.Operations)
-	assert.Zero(t, kinds(r.Record)[sim.EventFault])
+	assert.Zero(t, kinds(r.Record)[record.EventFault])
 	st := clean.db.Stats()
 	assert.Zero(t, st.Slow, "no slow statement")
 	assert.Zero(t, st.WritesFailed, "no failed write")
@@ -214,9 +216,9 @@ func editedChoices(t *testing.T, seed uint64) {
 	// The first few operations dropped: fewer operations, and no call to
 	// the database for them.
 	var fewer faultyWorld
-	r = sim.Run(sim.Config{Seed: seed, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, 0, 1, 2)}, fewer.run)
+	r = sim.Run(simtest.ReplayChoices(sim.Config{Seed: seed}, rec, keeps.Without(sim.KeepOperation, 0, 1, 2)), fewer.run)
 	require.NoError(t, r.Err)
 	assert.Less(t, r.Operations, rec.Operations)
-	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))
-	assert.Equal(t, rec.Operations, r.Operations+r.Dropped.Operations, "every round still asks for both operations")
+	assert.GreaterOrEqual(t, simtest.ChoicesOf(&r).Dropped.Operations, int64(1))
+	assert.Equal(t, rec.Operations, r.Operations+simtest.ChoicesOf(&r).Dropped.Operations, "every round still asks for both operations")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simdb"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // A Hook's Required fault is the scenario's premise (a probe that takes the
@@ -41,12 +42,12 @@ func TestARequiredFaultIsNeverDropped(t *testing.T) {
 			results = append(results, err)
 		}
 	}
-	rec := sim.Run(sim.Config{Seed: 1, RecordChoices: true}, body)
+	rec := sim.Run(simtest.RecordChoices(sim.Config{Seed: 1}), body)
 	require.NoError(t, rec.Err)
 	assert.Equal(t, []error{errOffline, errFlaky, errOffline, errFlaky}, results)
-	assert.EqualValues(t, 2, rec.Kept.Faults, "only the droppable faults ask Keep")
+	assert.EqualValues(t, 2, simtest.ChoicesOf(&rec).Kept.Faults, "only the droppable faults ask Keep")
 
-	r := sim.Run(sim.Config{Seed: 1, ReplayChoices: true, Choices: rec.Choices, Keeps: sim.KeepsOfRun(rec).NoFaults()}, body)
+	r := sim.Run(simtest.ReplayChoices(sim.Config{Seed: 1}, rec, simtest.KeyedKeepsOf(rec).NoFaults()), body)
 	require.NoError(t, r.Err)
 	assert.Equal(t, []error{errOffline, nil, errOffline, nil}, results, "every fault dropped but the required ones")
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // The replay file: everything that shapes one run, then its schedule.
@@ -40,7 +40,7 @@ import (
 // answers (runs of 0 and 1), and, when T > 0, for each of those O+F
 // answers the index of the task it is for (its ordinal among that task's
 // calls of the kind follows from the order): the edited workload and
-// fault plan, keyed by task (sim.KeepKey). The package ("-" outside a
+// fault plan, keyed by task (protocol.KeepKey). The package ("-" outside a
 // module) and the mutant ("none", or its ID and, quoted, the file it comes
 // from) tell a tool where to run the file and on which code. Files of
 // older versions are refused: they come from older commits.
@@ -54,8 +54,8 @@ import (
 const (
 	replayMagic = "windtunnel replay v5"
 	// maxReplayBytes bounds what readReplay reads: a run has at most
-	// sim.DefaultMaxSteps decisions of at most 7 bytes each, plus the
-	// header.
+	// 10,000,000 decisions (sim.Config.MaxSteps's default) of at most 7
+	// bytes each, plus the header.
 	maxReplayBytes = 96 << 20
 )
 
@@ -83,7 +83,7 @@ type replayFile struct {
 	// Choices and Keeps are the world's draws and Keep answers of a
 	// shrunk run; Choices nil means the seed's own.
 	Choices   []uint64
-	Keeps     sim.Keeps
+	Keeps     protocol.Keeps
 	Decisions []int32
 }
 
@@ -320,7 +320,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 					}
 					if listed[name] {
 						// Two entries of one name would key their draws
-						// and answers alike (sim.KeepKey).
+						// and answers alike (protocol.KeepKey).
 						err = fmt.Errorf("task line %d: %q is listed twice", j+1, clip(name, 40))
 						break
 					}
@@ -370,13 +370,13 @@ func parseReplay(data []byte) (*replayFile, error) {
 		if len(bits) != nOps+nFaults {
 			return nil, fmt.Errorf("the header announces %d Keep answers, the file holds %d", nOps+nFaults, len(bits))
 		}
-		rf.Keeps = sim.Keeps{Operations: bits[:nOps:nOps], Faults: bits[nOps:]}
+		rf.Keeps = protocol.Keeps{Operations: bits[:nOps:nOps], Faults: bits[nOps:]}
 		if len(tasks) > 0 {
 			total := nChoices + nOps + nFaults
 			if len(fields) < total {
 				return nil, fmt.Errorf("the header announces %d keyed draws and Keep answers, the file holds %d task indices (truncated?)", total, len(fields))
 			}
-			keys := [3][]sim.KeepKey{{}, {}, {}}
+			keys := [3][]protocol.KeepKey{{}, {}, {}}
 			asked := make([][3]int, len(tasks))
 			for i, f := range fields[:total] {
 				t, err := strconv.Atoi(f)
@@ -390,7 +390,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 				case i >= nChoices:
 					kind = 1
 				}
-				keys[kind] = append(keys[kind], sim.KeepKey{Task: tasks[t], N: asked[t][kind]})
+				keys[kind] = append(keys[kind], protocol.KeepKey{Task: tasks[t], N: asked[t][kind]})
 				asked[t][kind]++
 			}
 			rf.Keeps.ChoiceKeys, rf.Keeps.OperationKeys, rf.Keeps.FaultKeys = keys[0], keys[1], keys[2]
@@ -497,11 +497,11 @@ const maxKeepTasks = 1 << 20
 // its call 7; the file names a call by its place in its task's calls, and
 // an unlisted call is answered false, so the filled lists replay the same.
 // Lists answered by ordinal (no keys) are returned as they are.
-func fillKeyGaps(k sim.Keeps) sim.Keeps {
+func fillKeyGaps(k protocol.Keeps) protocol.Keeps {
 	if k.ChoiceKeys == nil {
 		return k
 	}
-	fill := func(list []bool, keys []sim.KeepKey) ([]bool, []sim.KeepKey) {
+	fill := func(list []bool, keys []protocol.KeepKey) ([]bool, []protocol.KeepKey) {
 		next := map[string]int{}
 		gaps := 0
 		for _, key := range keys[:min(len(list), len(keys))] {
@@ -511,11 +511,11 @@ func fillKeyGaps(k sim.Keeps) sim.Keeps {
 		if gaps == 0 {
 			return list, keys
 		}
-		outList, outKeys := make([]bool, 0, len(list)+gaps), make([]sim.KeepKey, 0, len(keys)+gaps)
+		outList, outKeys := make([]bool, 0, len(list)+gaps), make([]protocol.KeepKey, 0, len(keys)+gaps)
 		clear(next)
 		for i, key := range keys[:min(len(list), len(keys))] {
 			for n := next[key.Task]; n < key.N; n++ {
-				outList, outKeys = append(outList, false), append(outKeys, sim.KeepKey{Task: key.Task, N: n})
+				outList, outKeys = append(outList, false), append(outKeys, protocol.KeepKey{Task: key.Task, N: n})
 			}
 			next[key.Task] = max(next[key.Task], key.N+1)
 			outList, outKeys = append(outList, list[i]), append(outKeys, key)
@@ -531,9 +531,9 @@ func fillKeyGaps(k sim.Keeps) sim.Keeps {
 // tasks in first-use order and each draw's, operation answer's and fault
 // answer's task index. The file does not hold the ordinals: each one must
 // be its task's count of earlier draws (or answers of the kind), which
-// every keyed list of a recorded run (sim.KeepsOfRun) is. A replay by
+// every keyed list of a recorded run (protocol.KeepsOfRun) is. A replay by
 // ordinal has no table.
-func keepTaskTable(choices int, k sim.Keeps) ([]string, [3][]int, error) {
+func keepTaskTable(choices int, k protocol.Keeps) ([]string, [3][]int, error) {
 	var taskOf [3][]int
 	if k.ChoiceKeys == nil {
 		return nil, taskOf, nil
@@ -541,7 +541,7 @@ func keepTaskTable(choices int, k sim.Keeps) ([]string, [3][]int, error) {
 	var tasks []string
 	index := map[string]int{}
 	asked := map[string]*[3]int{}
-	lists := [3][]sim.KeepKey{k.ChoiceKeys, k.OperationKeys, k.FaultKeys}
+	lists := [3][]protocol.KeepKey{k.ChoiceKeys, k.OperationKeys, k.FaultKeys}
 	lens := [3]int{choices, len(k.Operations), len(k.Faults)}
 	for kind, keys := range lists {
 		what := [3]string{"choice", "operation", "fault"}[kind]

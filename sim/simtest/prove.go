@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // ProofOptions configures a bounded-exhaustive check.
@@ -64,7 +65,7 @@ func Prove(t *testing.T, opts ProofOptions, body func(s *sim.Sim)) ProofResult {
 		cfg.Seed = 1
 	}
 	if cfg.MaxSteps == 0 {
-		cfg.MaxSteps = sim.DefaultExploreMaxSteps
+		cfg.MaxSteps = protocol.DefaultExploreMaxSteps
 	}
 	xo := sim.ExploreOptions{MaxPreemptions: opts.MaxPreemptions, Reduction: opts.Reduction, MaxSchedules: opts.MaxSchedules, Visit: opts.Visit}
 	if xo.MaxSchedules == 0 {
@@ -127,8 +128,9 @@ func proofFailureBlock(t *testing.T, p ProofResult, run sim.Result) string {
 	fmt.Fprintf(&b, "explored   %s\n", p.ExploreResult)
 	fmt.Fprintf(&b, "commit     %s (a replay needs the same commit)\n", commitDescription())
 	fmt.Fprintf(&b, "failure    %s\n", indent(p.Failure.Error(), "           "))
-	fmt.Fprintf(&b, "trace tail (%s):\n", run.TraceTailAbout())
-	for _, l := range run.TraceTail() {
+	lines, about := protocol.TraceTail(&run)
+	fmt.Fprintf(&b, "trace tail (%s):\n", about)
+	for _, l := range lines {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	if p.ReplayFile != "" {
@@ -157,7 +159,8 @@ func replayProofSchedule(t *testing.T, cfg sim.Config, st settings, body func(s 
 	var b strings.Builder
 	fmt.Fprintf(&b, "windtunnel proof schedule replayed: %s\nrun        %d steps, %d tasks, trace hash %#016x\nfailure    %s\ntrace tail:\n",
 		st.replay.Path, res.Steps, res.Tasks, res.Hash, indent(res.Err.Error(), "           "))
-	for _, l := range res.TraceTail() {
+	lines, _ := protocol.TraceTail(&res)
+	for _, l := range lines {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	t.Error(b.String())

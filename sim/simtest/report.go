@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // failureReport is the block a failing seed prints: what ran, what failed,
@@ -33,8 +34,9 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 		fmt.Fprintf(&b, "header     %s\n", l)
 	}
 	fmt.Fprintf(&b, "failure    %s\n", indent(failure, "           "))
-	fmt.Fprintf(&b, "trace tail (%s):\n", res.TraceTailAbout())
-	for _, l := range res.TraceTail() {
+	lines, about := protocol.TraceTail(&res)
+	fmt.Fprintf(&b, "trace tail (%s):\n", about)
+	for _, l := range lines {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	dir, artErr := "", errNoArtifacts

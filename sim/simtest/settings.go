@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // seedFlag parses a seed in hex (0x5eed) or decimal. The flag package turns a
@@ -81,7 +82,7 @@ var (
 	flagShrinkTries = flag.Int("sim.shrink.attempts", 600, "re-runs a shrink may make at most")
 	flagShrinkMore  = flag.Int("sim.shrink.more", 0, "re-runs a shrink may add, running its passes once more, when -sim.shrink.attempts ran out on a result above the goal (10 operations, 3 preemptions); 0: none")
 	flagShrinkWall  = flag.Duration("sim.shrink.wall", 3*time.Minute, "wall time a shrink may take at most (a safety net: a shrink stopped by it says so, and its result depends on the machine)")
-	flagHang        = flag.Duration("sim.hang", sim.DefaultHangAfter, "fail a run whose task runs this long in wall time without reaching a scheduling point (it blocks on a channel, a sync lock or I/O, or loops), naming the task and where it waits (0: never)")
+	flagHang        = flag.Duration("sim.hang", protocol.DefaultHangAfter, "fail a run whose task runs this long in wall time without reaching a scheduling point (it blocks on a channel, a sync lock or I/O, or loops), naming the task and where it waits (0: never)")
 	flagScan        = flag.Bool("sim.scan", true, "scan the test's package and its in-module imports for determinism-contract violations (go statements, channels, sync, the wall clock) once per test process, before the first simulation; false: skip the scan")
 )
 
@@ -472,7 +473,7 @@ func (st *settings) adoptReplay(rf *replayFile) error {
 func (st settings) strategyFor(calibratedSteps int64) sim.Strategy {
 	switch {
 	case st.replay != nil && st.guided:
-		return sim.Guided(st.replay.Decisions)
+		return guided(st.replay.Decisions)
 	case st.replay != nil:
 		return sim.Replay(st.replay.Decisions)
 	case st.strategy == "pct":
@@ -501,3 +502,6 @@ func SeedsFor(defaultSeeds, maxSeeds int) int {
 	st, _ := currentSettingsCapped(defaultSeeds, maxSeeds)
 	return st.seeds
 }
+
+// guided is protocol.Guided's strategy: the file's schedule where it fits.
+func guided(decisions []int32) sim.Strategy { return protocol.Guided(decisions).(sim.Strategy) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/faultswitch"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 	"github.com/windtunnel/windtunnel/sim/shrink"
 )
 
@@ -73,7 +74,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	if rf := h.st.replay; rf != nil {
 		// A replayed run's schedule is its decision list: followed where
 		// it fits the edited world, non-preemptive beyond.
-		strategy = func() sim.Strategy { return sim.Guided(rf.Decisions) }
+		strategy = func() sim.Strategy { return guided(rf.Decisions) }
 	}
 	if h.st.shrinkMore > 0 {
 		t.Logf("windtunnel: shrinking seed %#x (at most %d re-runs, %d more if that is not enough)", ps.seed, h.st.shrinkTries, h.st.shrinkMore)
@@ -117,7 +118,8 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	}
 	// The shrunk run once more, recorded, for the table and the page.
 	cfg := base
-	cfg.ReplayChoices, cfg.Choices, cfg.Keeps = true, out.Choices, out.Keeps
+	o := protocol.ConfigOf(&cfg)
+	o.ReplayChoices, o.Choices, o.Keeps = true, out.Choices, out.Keeps
 	cfg.Strategy = sim.Replay(out.Decisions)
 	replay := filepath.Join(dir, "replay.txt")
 	command := h.fileCommand(replay, false)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // TestFixtureShrink is a workload whose bug needs two of its many
@@ -107,7 +108,7 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	ops := make([]bool, 70)
 	ops[0], ops[69] = true, true
 	rf := replayFile{Test: "T", Seed: 1, Strategy: "replay(shrunk)", Commit: "x", Choices: []uint64{0, 1, 0xdeadbeef},
-		Keeps: sim.Keeps{Operations: ops, Faults: []bool{}}, Decisions: []int32{0, 1}}
+		Keeps: protocol.Keeps{Operations: ops, Faults: []bool{}}, Decisions: []int32{0, 1}}
 	require.NoError(t, writeReplay(path, rf))
 	back, err := readReplay(path)
 	require.NoError(t, err)
@@ -116,15 +117,15 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	assert.Empty(t, back.Keeps.Faults)
 	assert.Equal(t, rf.Decisions, back.Decisions)
 
-	// A keyed replay (draws and answers by task, sim.KeepsOfRun) round
+	// A keyed replay (draws and answers by task, protocol.KeepsOfRun) round
 	// trips with its keys: the task table holds names with spaces and
 	// quotes, the ordinals follow from the order.
-	rf.Keeps.ChoiceKeys = []sim.KeepKey{{Task: "client 1", N: 0}, {Task: `q"t`, N: 0}, {Task: "client 1", N: 1}}
-	rf.Keeps.OperationKeys = make([]sim.KeepKey, 72) // two more than answers: past the list, answered false
+	rf.Keeps.ChoiceKeys = []protocol.KeepKey{{Task: "client 1", N: 0}, {Task: `q"t`, N: 0}, {Task: "client 1", N: 1}}
+	rf.Keeps.OperationKeys = make([]protocol.KeepKey, 72) // two more than answers: past the list, answered false
 	for i := range rf.Keeps.OperationKeys {
-		rf.Keeps.OperationKeys[i] = sim.KeepKey{Task: []string{"client 1", "main"}[i%2], N: i / 2}
+		rf.Keeps.OperationKeys[i] = protocol.KeepKey{Task: []string{"client 1", "main"}[i%2], N: i / 2}
 	}
-	rf.Keeps.FaultKeys = []sim.KeepKey{}
+	rf.Keeps.FaultKeys = []protocol.KeepKey{}
 	require.NoError(t, writeReplay(path, rf))
 	back, err = readReplay(path)
 	require.NoError(t, err)
@@ -138,16 +139,16 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	// answer, which replays the same, since an unlisted call is false.
 	gappy := rf
 	gappy.Keeps.Operations = []bool{true, true, false, true}
-	gappy.Keeps.OperationKeys = []sim.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 3}, {Task: "c", N: 1}, {Task: "c", N: 2}, {Task: "main", N: 9}}
+	gappy.Keeps.OperationKeys = []protocol.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 3}, {Task: "c", N: 1}, {Task: "c", N: 2}, {Task: "main", N: 9}}
 	require.NoError(t, writeReplay(path, gappy))
 	back, err = readReplay(path)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, false, false, true, false, false, true}, back.Keeps.Operations)
-	assert.Equal(t, []sim.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 1}, {Task: "main", N: 2}, {Task: "main", N: 3}, {Task: "c", N: 0}, {Task: "c", N: 1}, {Task: "c", N: 2}}, back.Keeps.OperationKeys)
+	assert.Equal(t, []protocol.KeepKey{{Task: "main", N: 0}, {Task: "main", N: 1}, {Task: "main", N: 2}, {Task: "main", N: 3}, {Task: "c", N: 0}, {Task: "c", N: 1}, {Task: "c", N: 2}}, back.Keeps.OperationKeys)
 	assert.Equal(t, []bool{true, true, false, true}, gappy.Keeps.Operations, "the caller's lists are not changed")
 	// Keys out of their task's call order cannot be written (the file
 	// holds no ordinals).
-	rf.Keeps.ChoiceKeys = []sim.KeepKey{{Task: "a", N: 1}, {Task: "a", N: 0}, {Task: "b", N: 0}}
+	rf.Keeps.ChoiceKeys = []protocol.KeepKey{{Task: "a", N: 1}, {Task: "a", N: 0}, {Task: "b", N: 0}}
 	require.ErrorContains(t, writeReplay(path, rf), `the choice answers of task "a" are not in its call order`)
 	rf.Keeps.ChoiceKeys, rf.Keeps.OperationKeys, rf.Keeps.FaultKeys = nil, nil, nil
 

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // Options configures one simulation test.
@@ -390,7 +391,8 @@ func (h *harness) config(seed uint64) sim.Config {
 		cfg.MaxSteps = h.st.maxSteps
 	}
 	if rf := h.st.replay; rf != nil && rf.Choices != nil {
-		cfg.ReplayChoices, cfg.Choices, cfg.Keeps = true, rf.Choices, rf.Keeps
+		o := protocol.ConfigOf(&cfg)
+		o.ReplayChoices, o.Choices, o.Keeps = true, rf.Choices, rf.Keeps
 	}
 	return cfg
 }

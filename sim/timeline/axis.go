@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // The two axes. A shape carries its place on both (data-t, data-o), so the
@@ -31,7 +31,7 @@ const (
 
 // axes maps the window's events to x on both axes.
 type axes struct {
-	evs    []sim.Event
+	evs    []record.Event
 	lo, hi int           // the window of events drawn
 	t0, t1 time.Duration // the time axis' span
 	slots  []int         // the events with a place on the event-order axis, by Seq
@@ -44,14 +44,14 @@ type axes struct {
 
 // slotted reports whether an event gets a place on the event-order axis:
 // every event but the scheduler's bookkeeping nobody reads.
-func slotted(e sim.Event) bool {
+func slotted(e record.Event) bool {
 	if e.Blame != "" {
 		return true
 	}
 	switch e.Kind {
-	case sim.EventSpawn, sim.EventDone:
+	case record.EventSpawn, record.EventDone:
 		return false
-	case sim.EventSwitch:
+	case record.EventSwitch:
 		return e.Ref >= 0
 	}
 	return true

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Window is a claim's bound on how stale an answer may be: the value a
@@ -32,15 +32,15 @@ type violation struct {
 // stale the longest (from the latest blamed event before it that is not an
 // operation's begin or answer: the commit that made it stale), else the
 // first. ok is false for a record with no blamed answer.
-func violatingRead(rec *sim.Record) (v violation, ok bool) {
+func violatingRead(rec *record.Record) (v violation, ok bool) {
 	best := time.Duration(-1)
 	lastCause := -1
 	for _, e := range rec.Events {
 		if e.Blame == "" {
 			continue
 		}
-		if e.Kind != sim.EventOpEnd {
-			if e.Kind != sim.EventOpBegin {
+		if e.Kind != record.EventOpEnd {
+			if e.Kind != record.EventOpBegin {
 				lastCause = e.Seq
 			}
 			continue

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/timeline"
 )
 
@@ -144,12 +146,12 @@ func farRead(t *testing.T) timeline.Page {
 	res := sim.Run(sim.Config{Seed: 1, Record: true}, func(s *sim.Sim) {
 		wg := s.NewWaitGroup("all")
 		wg.Add(3)
-		var commit sim.EventID
+		var commit record.EventID
 		s.Go("pod0/admin", func() {
 			defer wg.Done()
 			_ = s.Sleep(ctx, time.Second)
 			start := s.Now()
-			commit = s.Interval(start, "conn 1", "COMMIT delete o2")
+			commit = protocol.Interval(s, start, "conn 1", "COMMIT delete o2")
 		})
 		s.Go("pod1/busy", func() {
 			defer wg.Done()
@@ -174,7 +176,7 @@ func farRead(t *testing.T) timeline.Page {
 	})
 	require.Error(t, res.Err)
 	for i, e := range res.Record.Events {
-		if e.Kind == sim.EventInterval {
+		if e.Kind == record.EventInterval {
 			res.Record.Events[i].Task = -1 // the database's statements are the world's
 		}
 	}

@@ -1,5 +1,5 @@
 // Package timeline renders one self-contained HTML page for a recorded run
-// (sim.Record), the page a person opens next to a failing seed's
+// (record.Record), the page a person opens next to a failing seed's
 // interleaving table to see the run as time flows: one lane per task that
 // did something (grouped by pod when task names carry a pod prefix, such as
 // "pod1/reader" or "pod1-reader"), plus a lane for the world (Task -1) and

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Layout, in pixels. A lane is a row of markers (notes, faults, messages)
@@ -59,7 +59,7 @@ func podOf(name string) string {
 	return ""
 }
 
-func taskName(rec *sim.Record, id int32) string {
+func taskName(rec *record.Record, id int32) string {
 	switch {
 	case id == -1:
 		return "world"

@@ -13,16 +13,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Page is what one timeline shows.
 type Page struct {
-	Title    string      // e.g. "TestOC2_… seed 0x… (shrunk)"
-	Failure  string      // the failure text; its first line is shown prominently
-	Record   *sim.Record // the run's record (sim.Config{Record: true}); required, with at least one event
-	Commands []string    // the commands that reproduce or replay the run, shown at the top
-	Links    []Link      // related pages, relative to this one (may be none)
+	Title    string         // e.g. "TestOC2_… seed 0x… (shrunk)"
+	Failure  string         // the failure text; its first line is shown prominently
+	Record   *record.Record // the run's record (sim.Config{Record: true}); required, with at least one event
+	Commands []string       // the commands that reproduce or replay the run, shown at the top
+	Links    []Link         // related pages, relative to this one (may be none)
 	// Trace is the run's formatted trace, one line each (may be nil).
 	// Clicking an event shows the lines of its step ("step N ..."), so a
 	// person sees what the scheduler did around it.
@@ -81,7 +81,7 @@ func WriteFile(path string, p Page) error {
 
 // check refuses what would draw nothing or nonsense; everything after it
 // may index the record by Seq.
-func check(rec *sim.Record) error {
+func check(rec *record.Record) error {
 	if rec == nil {
 		return errors.New("timeline: no record (run with sim.Config{Record: true})")
 	}
@@ -359,7 +359,7 @@ func shownEvents(d *drawing, drawn []int, lo, hi int) []bool {
 	shown := make([]bool, len(d.rec.Events))
 	for q := lo; q < hi; q++ {
 		e := d.rec.Events[q]
-		shown[q] = slotted(e) || e.Kind == sim.EventSpawn || e.Kind == sim.EventDone
+		shown[q] = slotted(e) || e.Kind == record.EventSpawn || e.Kind == record.EventDone
 	}
 	for _, i := range drawn {
 		for _, q := range d.shapes[i].evs {
@@ -396,7 +396,7 @@ type jsData struct {
 // detailsData is the JSON the details panel reads. encoding/json escapes
 // <, > and & (and U+2028, U+2029), so the text cannot end the script
 // element it sits in: it is safe to write out as it is.
-func detailsData(rec *sim.Record, shown []bool, trace []string) (template.JS, string) {
+func detailsData(rec *record.Record, shown []bool, trace []string) (template.JS, string) {
 	data := jsData{Events: []jsEvent{}, Trace: []jsLine{}, Traced: trace != nil}
 	steps := map[int64]int{} // lookups only
 	for q, ok := range shown {
@@ -407,15 +407,15 @@ func detailsData(rec *sim.Record, shown []bool, trace []string) (template.JS, st
 		je := jsEvent{Seq: e.Seq, Step: e.Step, At: at(e.At), Task: taskName(rec, e.Task), Kind: e.Kind.String(),
 			Object: e.Object, Text: clip(e.Text, maxText), Blame: clip(e.Blame, maxText)}
 		switch e.Kind {
-		case sim.EventOpEnd, sim.EventInterval:
+		case record.EventOpEnd, record.EventInterval:
 			je.From = at(e.From)
 		}
 		switch e.Kind {
-		case sim.EventOpBegin, sim.EventOpEnd:
+		case record.EventOpBegin, record.EventOpEnd:
 			je.Ref = fmt.Sprintf("operation %d", e.Ref)
-		case sim.EventSend, sim.EventReceive, sim.EventLost:
+		case record.EventSend, record.EventReceive, record.EventLost:
 			je.Ref = fmt.Sprintf("message %d", e.Ref)
-		case sim.EventSwitch:
+		case record.EventSwitch:
 			if e.Ref >= 0 {
 				je.Ref = "preempted " + taskName(rec, int32(e.Ref))
 			}
@@ -471,7 +471,7 @@ func stepOf(line string) (int64, bool) {
 	return n, err == nil
 }
 
-func blamedRows(rec *sim.Record, shown []bool) ([]blamedRow, int) {
+func blamedRows(rec *record.Record, shown []bool) ([]blamedRow, int) {
 	var rows []blamedRow
 	more := 0
 	for _, e := range rec.Events {

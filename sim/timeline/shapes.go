@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // kind is what a shape draws.
@@ -92,7 +92,7 @@ type arrow struct {
 
 // drawing is a record turned into shapes.
 type drawing struct {
-	rec    *sim.Record
+	rec    *record.Record
 	shapes []shape
 	arrows []arrow
 }
@@ -100,11 +100,11 @@ type drawing struct {
 // laneOf is the lane an event is drawn on. The world delivers messages
 // (Task -1), so a receive or loss on the world goes to its subscriber's
 // lane, where the arrow can point at something.
-func laneOf(e sim.Event) laneKey {
+func laneOf(e record.Event) laneKey {
 	if e.Task >= 0 {
 		return laneKey{task: e.Task}
 	}
-	if (e.Kind == sim.EventReceive || e.Kind == sim.EventLost) && e.Object != "" {
+	if (e.Kind == record.EventReceive || e.Kind == record.EventLost) && e.Object != "" {
 		return laneKey{task: -2, sub: e.Object}
 	}
 	return worldLane
@@ -139,7 +139,7 @@ type holdKey struct {
 // draw pairs the record's events into shapes: acquires with releases,
 // operations with answers, waits with the task's next event, sends with
 // receives. Only lookups use maps; shapes come out in the record's order.
-func draw(rec *sim.Record) *drawing {
+func draw(rec *record.Record) *drawing {
 	d := &drawing{rec: rec}
 	evs := rec.Events
 	end := len(evs) - 1
@@ -152,10 +152,10 @@ func draw(rec *sim.Record) *drawing {
 		d.shapes = append(d.shapes, s)
 		return len(d.shapes) - 1
 	}
-	point := func(k kind, e sim.Event, label string) int {
+	point := func(k kind, e record.Event, label string) int {
 		return add(shape{kind: k, lane: laneOf(e), s0: e.Seq, s1: e.Seq, t0: e.At, t1: e.At, evs: []int{e.Seq}, label: label})
 	}
-	closeShape := func(i int, e sim.Event) {
+	closeShape := func(i int, e record.Event) {
 		s := &d.shapes[i]
 		s.s1, s.t1, s.open = e.Seq, e.At, false
 		s.evs = append(s.evs, e.Seq)
@@ -164,28 +164,28 @@ func draw(rec *sim.Record) *drawing {
 		// A blocked task does nothing else, so its wait ends at its next
 		// event other than being switched to (the acquire, the wake-up's
 		// work, or the end of a timed wait).
-		if w, ok := waits[e.Task]; ok && e.Kind != sim.EventSwitch {
+		if w, ok := waits[e.Task]; ok && e.Kind != record.EventSwitch {
 			s := &d.shapes[w]
 			s.s1, s.t1, s.open = e.Seq, e.At, false
 			delete(waits, e.Task)
 		}
 		switch e.Kind {
-		case sim.EventSwitch:
+		case record.EventSwitch:
 			if e.Ref >= 0 {
 				point(kPreempt, e, e.Text)
 			} else if e.Blame != "" {
 				point(kOther, e, "switch")
 			}
-		case sim.EventSpawn, sim.EventDone:
+		case record.EventSpawn, record.EventDone:
 			if e.Blame != "" {
 				point(kOther, e, e.Kind.String())
 			}
-		case sim.EventNote:
+		case record.EventNote:
 			// The bus may say in a note what it does to a message.
 			d.shapes[point(kNote, e, e.Text)].mark = markOf(e.Text)
-		case sim.EventFault:
+		case record.EventFault:
 			point(kFault, e, e.Text)
-		case sim.EventWait:
+		case record.EventWait:
 			if !strings.Contains(e.Text, "Lock") {
 				// A sleep, or a worker idle until its next message, is
 				// the lane's background, not part of the interleaving.
@@ -193,16 +193,16 @@ func draw(rec *sim.Record) *drawing {
 			}
 			waits[e.Task] = add(shape{kind: kWait, lane: laneOf(e), s0: e.Seq, s1: end, t0: e.At, t1: endAt,
 				evs: []int{e.Seq}, label: "waits: " + strings.TrimSpace(e.Text+" "+e.Object), open: true})
-		case sim.EventLock, sim.EventRLock:
-			k := holdKey{e.Object, e.Kind == sim.EventRLock}
+		case record.EventLock, record.EventRLock:
+			k := holdKey{e.Object, e.Kind == record.EventRLock}
 			sk := kLock
 			if k.read {
 				sk = kRLock
 			}
 			holds[k] = append(holds[k], add(shape{kind: sk, lane: laneOf(e), s0: e.Seq, s1: end, t0: e.At, t1: endAt,
 				evs: []int{e.Seq}, label: e.Object, open: true}))
-		case sim.EventUnlock, sim.EventRUnlock:
-			k := holdKey{e.Object, e.Kind == sim.EventRUnlock}
+		case record.EventUnlock, record.EventRUnlock:
+			k := holdKey{e.Object, e.Kind == record.EventRUnlock}
 			open := holds[k]
 			// The holder's own release first; a mutex may be released by
 			// another task than took it, so else the latest open hold.
@@ -223,10 +223,10 @@ func draw(rec *sim.Record) *drawing {
 			}
 			closeShape(open[j], e)
 			holds[k] = append(open[:j:j], open[j+1:]...)
-		case sim.EventOpBegin:
+		case record.EventOpBegin:
 			ops[e.Ref] = add(shape{kind: kOp, lane: laneOf(e), s0: e.Seq, s1: end, t0: e.At, t1: endAt,
 				evs: []int{e.Seq}, label: e.Text, open: true})
-		case sim.EventOpEnd:
+		case record.EventOpEnd:
 			if i, ok := ops[e.Ref]; ok {
 				closeShape(i, e)
 				d.shapes[i].label += " → " + e.Text
@@ -235,20 +235,20 @@ func draw(rec *sim.Record) *drawing {
 			}
 			add(shape{kind: kOp, lane: laneOf(e), s0: firstAtOrAfter(evs, e.From, e.Seq), s1: e.Seq, t0: e.From, t1: e.At,
 				evs: []int{e.Seq}, label: "… → " + e.Text})
-		case sim.EventInterval:
+		case record.EventInterval:
 			label := e.Text
 			if e.Object != "" {
 				label = e.Object + ": " + e.Text
 			}
 			add(shape{kind: kInterval, lane: laneOf(e), s0: firstAtOrAfter(evs, e.From, e.Seq), s1: e.Seq, t0: min(e.From, e.At), t1: e.At,
 				evs: []int{e.Seq}, label: label})
-		case sim.EventSend:
+		case record.EventSend:
 			i := point(kSend, e, fmt.Sprintf("send #%d %s", e.Ref, e.Text))
 			d.shapes[i].mark = markOf(e.Text)
 			sends[e.Ref] = i
-		case sim.EventReceive, sim.EventLost:
+		case record.EventReceive, record.EventLost:
 			k, verb := kReceive, "got"
-			if e.Kind == sim.EventLost {
+			if e.Kind == record.EventLost {
 				k, verb = kLost, "lost"
 			}
 			i := point(k, e, fmt.Sprintf("%s #%d %s", verb, e.Ref, e.Text))
@@ -273,7 +273,7 @@ func draw(rec *sim.Record) *drawing {
 // firstAtOrAfter is the first event at or after virtual time t (events
 // are in time order), no later than limit: where an interval that began at
 // t starts on the event-order axis.
-func firstAtOrAfter(evs []sim.Event, t time.Duration, limit int) int {
+func firstAtOrAfter(evs []record.Event, t time.Duration, limit int) int {
 	lo, hi := 0, limit
 	for lo < hi {
 		m := (lo + hi) / 2

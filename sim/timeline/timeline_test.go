@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/internal/protocol"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/timeline"
 )
 
@@ -32,7 +34,7 @@ func staleRead(s *sim.Sim) {
 	table := s.NewRWMutex("table")
 	wg := s.NewWaitGroup("all")
 	wg.Add(3)
-	var commit sim.EventID
+	var commit record.EventID
 	s.Go("pod1/reader", func() {
 		defer wg.Done()
 		op := s.OpBegin("read k")
@@ -59,14 +61,14 @@ func staleRead(s *sim.Sim) {
 		table.Lock()
 		start := s.Now()
 		_ = s.Sleep(ctx, time.Millisecond)
-		commit = s.Interval(start, "conn 1", "UPDATE k SET v=2 (snapshot %s)", start.Sub(sim.Epoch))
+		commit = protocol.Interval(s, start, "conn 1", "UPDATE k SET v=2 (snapshot %s)", start.Sub(sim.Epoch))
 		table.Unlock()
 		s.OpEnd(op, "ok")
-		s.Message(sim.EventSend, 1, "", "invalidate k")
-		s.Message(sim.EventLost, 1, "pod1", "dropped by the bus")
+		protocol.Message(s, record.EventSend, 1, "", "invalidate k")
+		protocol.Message(s, record.EventLost, 1, "pod1", "dropped by the bus")
 		_ = s.Sleep(ctx, 500*time.Microsecond)
-		s.Message(sim.EventReceive, 1, "pod2", "delivered (reordered)")
-		s.Message(sim.EventReceive, 1, "pod2", "duplicate delivery")
+		protocol.Message(s, record.EventReceive, 1, "pod2", "delivered (reordered)")
+		protocol.Message(s, record.EventReceive, 1, "pod2", "duplicate delivery")
 		s.Tracef("published <b>v2</b>")
 		s.Tracef("the bus holds #2 back")
 	})
@@ -90,7 +92,7 @@ func run(t *testing.T, trace io.Writer) sim.Result {
 	require.Error(t, res.Err, "staleRead fails by design")
 	require.NotNil(t, res.Record)
 	for i, e := range res.Record.Events {
-		if e.Kind == sim.EventReceive || e.Kind == sim.EventLost || e.Kind == sim.EventFault {
+		if e.Kind == record.EventReceive || e.Kind == record.EventLost || e.Kind == record.EventFault {
 			res.Record.Events[i].Task = -1
 		}
 	}
@@ -179,10 +181,10 @@ func TestTextIsEscaped(t *testing.T) {
 func TestNoRecordIsAnError(t *testing.T) {
 	var b bytes.Buffer
 	assert.ErrorContains(t, timeline.Write(&b, timeline.Page{Title: "x"}), "no record")
-	assert.ErrorContains(t, timeline.Write(&b, timeline.Page{Record: &sim.Record{}}), "no events")
-	bad := &sim.Record{Events: []sim.Event{{Seq: 0, At: 5}, {Seq: 1, At: 1}}}
+	assert.ErrorContains(t, timeline.Write(&b, timeline.Page{Record: &record.Record{}}), "no events")
+	bad := &record.Record{Events: []record.Event{{Seq: 0, At: 5}, {Seq: 1, At: 1}}}
 	assert.ErrorContains(t, timeline.Write(&b, timeline.Page{Record: bad}), "virtual time only moves on")
-	bad = &sim.Record{Events: []sim.Event{{Seq: 3}}}
+	bad = &record.Record{Events: []record.Event{{Seq: 3}}}
 	assert.ErrorContains(t, timeline.Write(&b, timeline.Page{Record: bad}), "has Seq 3")
 	assert.Zero(t, b.Len(), "nothing written")
 	assert.Error(t, timeline.WriteFile(filepath.Join(t.TempDir(), "x.html"), timeline.Page{}))
@@ -191,13 +193,13 @@ func TestNoRecordIsAnError(t *testing.T) {
 func TestAHandMadeRecordDoesNotPanic(t *testing.T) {
 	// Unknown kinds, unknown tasks, releases never acquired, answers never
 	// begun, receives never sent: drawn as well as they can be.
-	rec := &sim.Record{Tasks: []string{"main"}, Events: []sim.Event{
-		{Seq: 0, Task: 7, Kind: sim.EventUnlock, Object: "m"},
-		{Seq: 1, Task: 0, Kind: sim.EventOpEnd, Ref: 9, Text: "late", From: 0, At: 3},
-		{Seq: 2, Task: -1, Kind: sim.EventReceive, Ref: 4, Object: "sub", At: 3},
-		{Seq: 3, Task: -5, Kind: sim.EventKind(99), At: 4, Blame: "odd"},
-		{Seq: 4, Task: 0, Kind: sim.EventWait, Object: "m", Text: "Lock", At: 4},
-		{Seq: 5, Task: 0, Kind: sim.EventInterval, From: 10, At: 4},
+	rec := &record.Record{Tasks: []string{"main"}, Events: []record.Event{
+		{Seq: 0, Task: 7, Kind: record.EventUnlock, Object: "m"},
+		{Seq: 1, Task: 0, Kind: record.EventOpEnd, Ref: 9, Text: "late", From: 0, At: 3},
+		{Seq: 2, Task: -1, Kind: record.EventReceive, Ref: 4, Object: "sub", At: 3},
+		{Seq: 3, Task: -5, Kind: record.EventKind(99), At: 4, Blame: "odd"},
+		{Seq: 4, Task: 0, Kind: record.EventWait, Object: "m", Text: "Lock", At: 4},
+		{Seq: 5, Task: 0, Kind: record.EventInterval, From: 10, At: 4},
 	}}
 	out := write(t, timeline.Page{Record: rec})
 	has(t, out, `data-lane="task 7"`)
@@ -244,7 +246,7 @@ func elements(out string) int {
 }
 
 // notes records n notes with a blamed read after the at-th.
-func notes(n, at int) *sim.Record {
+func notes(n, at int) *record.Record {
 	res := sim.Run(sim.Config{Seed: 1, Record: true}, func(s *sim.Sim) {
 		mu := s.NewMutex("m")
 		for i := range n {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // What the template draws. Everything is laid out here, in Go; the
@@ -129,11 +129,11 @@ func clip(s string, n int) string {
 // describe is an event in a line, for tooltips and the blamed table: the
 // record's own words, with where an interval began and a switch without a
 // task named as such.
-func describe(e sim.Event) string {
+func describe(e record.Event) string {
 	switch {
-	case e.Kind == sim.EventSwitch && e.Ref < 0:
+	case e.Kind == record.EventSwitch && e.Ref < 0:
 		return "switch"
-	case e.Kind == sim.EventInterval:
+	case e.Kind == record.EventInterval:
 		return fmt.Sprintf("%s: %s [%s from %s]", e.Object, e.Text, dur(e.At-e.From), at(e.From))
 	}
 	return e.String()

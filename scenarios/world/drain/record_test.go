@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // recordedWorld runs testWorld's plan with a flush worker whose every third
@@ -51,22 +53,22 @@ func TestARecordedRunShowsTheOperationsAndWhatBrokeAClaim(t *testing.T) {
 	res, w := recordedWorld(sim.Config{Seed: 2, Record: true}, true)
 	require.NoError(t, res.Err)
 	require.NotNil(t, res.Record)
-	k := map[sim.EventKind]int{}
+	k := map[record.EventKind]int{}
 	for _, e := range res.Record.Events {
 		k[e.Kind]++
 	}
-	assert.Equal(t, len(w.Ops), k[sim.EventOpBegin])
-	assert.Equal(t, len(w.Ops), k[sim.EventOpEnd])
+	assert.Equal(t, len(w.Ops), k[record.EventOpBegin])
+	assert.Equal(t, len(w.Ops), k[record.EventOpEnd])
 	assert.Equal(t, int64(len(w.Ops)), res.Operations)
 	for _, op := range w.Ops {
 		e := res.Record.Events[w.Event(op.ID)]
-		require.Equal(t, sim.EventOpEnd, e.Kind)
+		require.Equal(t, record.EventOpEnd, e.Kind)
 		assert.True(t, strings.HasPrefix(e.Text, fmt.Sprintf("#%d %s: ", op.ID, op.Task)), "%q", e.Text)
 	}
-	assert.Positive(t, k[sim.EventFault], "the failing flush cycles")
-	assert.Equal(t, res.Kept.Faults, int64(k[sim.EventFault]))
+	assert.Positive(t, k[record.EventFault], "the failing flush cycles")
+	assert.Equal(t, simtest.ChoicesOf(&res).Kept.Faults, int64(k[record.EventFault]))
 
-	var blamed []sim.Event
+	var blamed []record.Event
 	for _, e := range res.Record.Events {
 		if e.Blame != "" {
 			blamed = append(blamed, e)
@@ -82,45 +84,45 @@ func TestARecordedRunShowsTheOperationsAndWhatBrokeAClaim(t *testing.T) {
 }
 
 func TestDroppedDrainOperationsAndFlushFailures(t *testing.T) {
-	rec, w := recordedWorld(sim.Config{Seed: 2, RecordChoices: true}, false)
+	rec, w := recordedWorld(simtest.RecordChoices(sim.Config{Seed: 2}), false)
 	require.NoError(t, rec.Err)
 	// Keyed by task, as a shrink replays (KeepsOfRun): the drain yields'
 	// operations ask Keep too, and how many there are moves with the
 	// schedule, which would shift every later answer of an ordinal list.
-	keeps := sim.KeepsOfRun(rec)
+	keeps := simtest.KeyedKeepsOf(rec)
 	require.NotEmpty(t, keeps.Faults)
 	all := len(w.Ops)
 
-	r, w2 := recordedWorld(sim.Config{Seed: 2, RecordChoices: true, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, 0, 1, 2)}, false)
+	r, w2 := recordedWorld(simtest.RecordChoices(simtest.ReplayChoices(sim.Config{Seed: 2}, rec, keeps.Without(sim.KeepOperation, 0, 1, 2))), false)
 	require.NoError(t, r.Err, "a world without those operations is still consistent")
 	// The three dropped, by ordinal, and besides them only operations the
 	// recorded run never asked about: the hooks of drain yields that came
 	// to be (a keyed replay answers a new key with a drop). A keyed
 	// replay records only what it kept, so: the three are not among its
 	// sites, every kept call is, and it counts at least the three dropped.
-	named := map[sim.KeepKey]bool{}
-	for _, k := range rec.KeepSites[:3] {
+	named := map[any]bool{} // by KeepKey
+	for _, k := range simtest.ChoicesOf(&rec).KeepSites[:3] {
 		require.Equal(t, sim.KeepOperation, k.What)
 		named[k.Key] = true
 	}
-	for _, k := range r.KeepSites {
+	for _, k := range simtest.ChoicesOf(&r).KeepSites {
 		assert.True(t, k.Kept, "a keyed replay recorded the dropped call %v", k.Key)
 		assert.False(t, named[k.Key], "operation %v was to be dropped", k.Key)
 	}
-	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(3))
-	assert.EqualValues(t, len(r.KeepSites), r.Kept.Operations+r.Kept.Faults, "every kept call is recorded")
+	assert.GreaterOrEqual(t, simtest.ChoicesOf(&r).Dropped.Operations, int64(3))
+	assert.EqualValues(t, len(simtest.ChoicesOf(&r).KeepSites), simtest.ChoicesOf(&r).Kept.Operations+simtest.ChoicesOf(&r).Kept.Faults, "every kept call is recorded")
 	// A yield whose records were dropped says so and counts none issued
 	// or completed; a yield that issued records completed its two (the
 	// final drain's yields issue none: its hook plan is empty).
 	hook := -1
-	for i, k := range rec.KeepSites {
+	for i, k := range simtest.ChoicesOf(&rec).KeepSites {
 		if strings.HasPrefix(k.Key.Task, "hook-recorder-") {
 			hook = i
 			break
 		}
 	}
 	require.GreaterOrEqual(t, hook, 0, "a yield's records ask Keep")
-	r, w3 := recordedWorld(sim.Config{Seed: 2, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, hook)}, false)
+	r, w3 := recordedWorld(simtest.ReplayChoices(sim.Config{Seed: 2}, rec, keeps.Without(sim.KeepOperation, hook)), false)
 	require.NoError(t, r.Err)
 	yieldsDropped := 0
 	for _, h := range w3.Hooks {
@@ -140,10 +142,10 @@ func TestDroppedDrainOperationsAndFlushFailures(t *testing.T) {
 	_ = all // the operations issued at drain yields depend on the schedule, not on the list
 	assert.NoError(t, Check(w2, lim).Err())
 
-	r, _ = recordedWorld(sim.Config{Seed: 2, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults()}, false)
+	r, _ = recordedWorld(simtest.ReplayChoices(sim.Config{Seed: 2}, rec, keeps.NoFaults()), false)
 	require.NoError(t, r.Err)
-	assert.Positive(t, r.Dropped.Faults)
-	assert.Zero(t, r.Kept.Faults, "Keep lists by kind: every fault dropped is none injected")
+	assert.Positive(t, simtest.ChoicesOf(&r).Dropped.Faults)
+	assert.Zero(t, simtest.ChoicesOf(&r).Kept.Faults, "Keep lists by kind: every fault dropped is none injected")
 }
 
 func TestOpNamed(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // HookTimeout is how long, in virtual time, a drain waits at one of its
@@ -70,7 +71,7 @@ type World struct {
 	FinalQueries int
 
 	clock    int64
-	events   []sim.EventID      // each op's answer in the run's record, parallel to Ops
+	events   []record.EventID   // each op's answer in the run's record, parallel to Ops
 	lastHook rt.Event           // set when the records of the latest hook are done
 	pending  []rt.Event         // set when other operations issued at hooks are done
 	values   int64              // points recorded so far: the next point's number
@@ -144,24 +145,24 @@ func (w *World) tick() int64 {
 
 // call stamps op's invocation and records it in the run's record (every
 // operation counts in Result.Operations); ret takes what call returned.
-func (w *World) call(op *Op) sim.EventID {
+func (w *World) call(op *Op) record.EventID {
 	op.Call = w.tick()
 	op.WritesAtCall = w.Probe.Writes()
 	s := w.S
 	if !s.Recording() {
 		s.OpBegin("")
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	return s.OpBegin("%s", describeCall(op))
 }
 
-func (w *World) ret(op Op, begin sim.EventID) Op {
+func (w *World) ret(op Op, begin record.EventID) Op {
 	op.Return = w.tick()
 	op.Writes = w.Probe.Writes()
 	op.ID = len(w.Ops)
 	w.Ops = append(w.Ops, op)
-	ev := sim.NoEvent
-	if begin != sim.NoEvent {
+	ev := record.NoEvent
+	if begin != record.NoEvent {
 		if op.Err != nil {
 			ev = w.S.OpEnd(begin, "%s: %v", op, op.Err)
 		} else {
@@ -194,10 +195,10 @@ func describeCall(op *Op) string {
 }
 
 // Event returns the recorded answer of operation id (Op.ID), or
-// sim.NoEvent.
-func (w *World) Event(id int) sim.EventID {
+// record.NoEvent.
+func (w *World) Event(id int) record.EventID {
 	if id < 0 || id >= len(w.events) {
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	return w.events[id]
 }

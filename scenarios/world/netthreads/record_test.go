@@ -12,6 +12,8 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // A recorded world shows the connection operations, the pauses it injects,
@@ -37,12 +39,12 @@ func TestARecordedWorldShowsItsOperationsAndBlamesTheFirstViolation(t *testing.T
 	})
 	require.NoError(t, res.Err)
 	var begins, ends int
-	var blamed []sim.Event
+	var blamed []record.Event
 	for _, e := range res.Record.Events {
 		switch e.Kind {
-		case sim.EventOpBegin:
+		case record.EventOpBegin:
 			begins++
-		case sim.EventOpEnd:
+		case record.EventOpEnd:
 			ends++
 		}
 		if e.Blame != "" {
@@ -52,7 +54,7 @@ func TestARecordedWorldShowsItsOperationsAndBlamesTheFirstViolation(t *testing.T
 	assert.Equal(t, 4, begins, "open, set-inactivity, two activities")
 	assert.Equal(t, begins, ends)
 	require.Len(t, blamed, 1)
-	assert.Equal(t, sim.EventOpEnd, blamed[0].Kind)
+	assert.Equal(t, record.EventOpEnd, blamed[0].Kind)
 	assert.True(t, strings.HasPrefix(blamed[0].Blame, "TW-1: thread 0 conn 1: live deadline"), blamed[0].Blame)
 }
 
@@ -74,32 +76,32 @@ func TestPausesAndOperationsCanBeDropped(t *testing.T) {
 		}
 	}
 	cfg := twSim
-	cfg.Seed, cfg.RecordChoices, cfg.Record = 2, true, true
-	rec := sim.Run(cfg, body)
+	cfg.Seed, cfg.Record = 2, true
+	rec := sim.Run(simtest.RecordChoices(cfg), body)
 	require.NoError(t, rec.Err)
 	faults := 0
 	for _, e := range rec.Record.Events {
-		if e.Kind == sim.EventFault {
+		if e.Kind == record.EventFault {
 			faults++
 		}
 	}
 	assert.Equal(t, 2, faults, "two pauses injected")
-	keeps := sim.KeepsOf(rec.KeepSites)
+	keeps := simtest.KeepsOf(rec)
 	require.Len(t, keeps.Faults, 2)
 
 	// The first pause dropped: the cops run through it.
-	replay := func(k sim.Keeps) sim.Result {
-		return sim.Run(sim.Config{Seed: 2, MaxVirtual: cfg.MaxVirtual, ReplayChoices: true, Choices: rec.Choices, Keeps: k}, body)
+	replay := func(k simtest.Keeps) sim.Result {
+		return sim.Run(simtest.ReplayChoices(sim.Config{Seed: 2, MaxVirtual: cfg.MaxVirtual}, rec, k), body)
 	}
 	r := replay(keeps.Without(sim.KeepFault, 0))
 	require.NoError(t, r.Err, "the world stays consistent without the pause")
-	assert.GreaterOrEqual(t, r.Dropped.Faults, int64(1))
-	assert.Less(t, r.Kept.Faults, rec.Kept.Faults)
+	assert.GreaterOrEqual(t, simtest.ChoicesOf(&r).Dropped.Faults, int64(1))
+	assert.Less(t, simtest.ChoicesOf(&r).Kept.Faults, simtest.ChoicesOf(&rec).Kept.Faults)
 
 	// The first few operations dropped: neither cop sees them.
 	r = replay(keeps.Without(sim.KeepOperation, 0, 1, 2, 3, 4))
 	require.NoError(t, r.Err, "the world stays consistent without those operations")
-	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))
+	assert.GreaterOrEqual(t, simtest.ChoicesOf(&r).Dropped.Operations, int64(1))
 }
 
 // A dropped open moves none of its task's later draws or Keep answers:
@@ -128,30 +130,29 @@ func TestADroppedOpenMovesNoLaterDraw(t *testing.T) {
 	armings := func(r sim.Result) []string {
 		var out []string
 		for _, e := range r.Record.Events {
-			if e.Kind == sim.EventOpBegin && strings.Contains(e.Text, " set-") {
+			if e.Kind == record.EventOpBegin && strings.Contains(e.Text, " set-") {
 				out = append(out, connNumber.ReplaceAllString(e.Text, "conn N "))
 			}
 		}
 		return out
 	}
 	cfg := twSim
-	cfg.Seed, cfg.RecordChoices, cfg.Record = 3, true, true
-	rec := sim.Run(cfg, body)
+	cfg.Seed, cfg.Record = 3, true
+	rec := sim.Run(simtest.RecordChoices(cfg), body)
 	require.NoError(t, rec.Err)
-	keeps := sim.KeepsOfRun(rec)
+	keeps := simtest.KeyedKeepsOf(rec)
 	opener := 0
-	for _, k := range rec.KeepSites {
+	for _, k := range simtest.ChoicesOf(&rec).KeepSites {
 		if k.Key.Task == "net-0/opener" {
 			opener++
 		}
 	}
 	require.Equal(t, 40, opener, "one Keep per open: the arming asks none of its own")
-	require.Equal(t, "net-0/opener", rec.KeepSites[0].Key.Task, "the first operation is the first open")
+	require.Equal(t, "net-0/opener", simtest.ChoicesOf(&rec).KeepSites[0].Key.Task, "the first operation is the first open")
 
-	cfg.RecordChoices, cfg.ReplayChoices, cfg.Choices, cfg.Keeps = false, true, rec.Choices, keeps.Without(sim.KeepOperation, 0)
-	r := sim.Run(cfg, body)
+	r := sim.Run(simtest.ReplayChoices(cfg, rec, keeps.Without(sim.KeepOperation, 0)), body)
 	require.NoError(t, r.Err)
-	assert.EqualValues(t, 1, r.Dropped.Operations)
+	assert.EqualValues(t, 1, simtest.ChoicesOf(&r).Dropped.Operations)
 	all, less := armings(rec), armings(r)
 	require.NotEmpty(t, all)
 	first := len(all) - len(less) // the dropped open's one or two armings

@@ -15,6 +15,7 @@ import (
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // ScriptConn is one scripted connection: the thread it lives on and its
@@ -236,7 +237,7 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 					if !s.Keep(sim.KeepOperation) {
 						continue
 					}
-					op := sim.NoEvent
+					op := record.NoEvent
 					if s.Recording() {
 						op = s.OpBegin("net-%d script conn %d: %v %v", t, st.conn, st.op.Kind, st.op.D)
 					} else {
@@ -244,7 +245,7 @@ func (sc Script) Run(s *sim.Sim) ([]ThreadResult, error) {
 					}
 					applied[st.conn].Ops = append(applied[st.conn].Ops, st.op)
 					err := applyOp(c, refs[t], &wc[st.conn], &rc[st.conn], st.op, now)
-					if op != sim.NoEvent {
+					if op != record.NoEvent {
 						if err != nil {
 							s.OpEnd(op, "error: %v", err)
 						} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // A scripted run on two threads agrees with Predict connection by
@@ -118,14 +119,13 @@ func TestAppliedLeavesOutTheDroppedOperations(t *testing.T) {
 		}
 	}
 	cfg := twSim
-	cfg.Seed, cfg.RecordChoices = 1, true
-	rec := sim.Run(cfg, body)
+	cfg.Seed = 1
+	rec := sim.Run(simtest.RecordChoices(cfg), body)
 	require.NoError(t, rec.Err)
 	assert.Equal(t, conns, res[0].Applied, "nothing dropped: the script as written")
 
 	// The activity (the third operation, in time order) dropped.
-	cfg.RecordChoices, cfg.ReplayChoices, cfg.Choices, cfg.Keeps = false, true, rec.Choices, sim.KeepsOfRun(rec).Without(sim.KeepOperation, 2)
-	r := sim.Run(cfg, body)
+	r := sim.Run(simtest.ReplayChoices(cfg, rec, simtest.KeyedKeepsOf(rec).Without(sim.KeepOperation, 2)), body)
 	require.NoError(t, r.Err)
 	applied := res[0].Applied
 	assert.Equal(t, []checks.CopOp{conns[0].Ops[0]}, applied[0].Ops, "the activity is not in the script as it ran")

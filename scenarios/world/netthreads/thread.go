@@ -11,6 +11,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // event converts a cop's timeout into the checkers' record.
@@ -142,11 +143,11 @@ func (th *Thread) sync(t0 time.Duration, op string) {
 // opBegin records the invocation of one operation on the thread's cop (and
 // counts it); the typed parameters keep a run that does not record from
 // formatting or boxing anything. i < 0 is an open.
-func (th *Thread) opBegin(what string, i int, d time.Duration) sim.EventID {
+func (th *Thread) opBegin(what string, i int, d time.Duration) record.EventID {
 	s := th.w.s
 	if !s.Recording() {
 		s.OpBegin("")
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	switch {
 	case i < 0:
@@ -160,10 +161,10 @@ func (th *Thread) opBegin(what string, i int, d time.Duration) sim.EventID {
 // opEnd records the answer of the operation begun as op and makes it the
 // event the checks that follow blame (see World.violate); restore the
 // previous one with the returned value.
-func (th *Thread) opEnd(op sim.EventID, err error, answer string) (prev sim.EventID) {
+func (th *Thread) opEnd(op record.EventID, err error, answer string) (prev record.EventID) {
 	w := th.w
 	prev = w.blameOn
-	if op == sim.NoEvent {
+	if op == record.NoEvent {
 		return prev
 	}
 	if err != nil {
@@ -189,7 +190,7 @@ func (th *Thread) openConn() int {
 	th.sync(t0, "open")
 	r, evicted := th.Ref.Open(th.w.at(t0))
 	answer := ""
-	if op != sim.NoEvent {
+	if op != record.NoEvent {
 		answer = fmt.Sprintf("conn %d", c.ID())
 		if evicted != nil {
 			answer += fmt.Sprintf(", evicting conn %d", evicted.ID)

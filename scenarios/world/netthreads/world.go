@@ -9,6 +9,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 var epoch = sim.Epoch
@@ -37,8 +38,8 @@ type World struct {
 	workersDone bool
 	failFast    []string
 	// blameOn is the recorded answer of the operation whose checks run now:
-	// the first violation of a claim is blamed on it (sim.NoEvent: none).
-	blameOn sim.EventID
+	// the first violation of a claim is blamed on it (record.NoEvent: none).
+	blameOn record.EventID
 }
 
 // New builds a world on s; nothing runs until Run.
@@ -46,7 +47,7 @@ func New(s *sim.Sim, cfg Config) (*World, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &World{s: s, cfg: cfg, blameOn: sim.NoEvent}
+	w := &World{s: s, cfg: cfg, blameOn: record.NoEvent}
 	for i, tc := range cfg.Threads {
 		th, err := newThread(w, i, tc)
 		if err != nil {
@@ -67,7 +68,7 @@ func (w *World) violate(claim, format string, a ...any) {
 	if !w.viol.Add(claim, checks.At(w.now()), format, a...) {
 		return
 	}
-	if w.blameOn != sim.NoEvent && w.viol.Count(claim) == 1 {
+	if w.blameOn != record.NoEvent && w.viol.Count(claim) == 1 {
 		w.s.Blame(w.blameOn, "%s: %s", claim, fmt.Sprintf(format, a...))
 	}
 	if claim == "harness" || contains(w.failFast, claim) {

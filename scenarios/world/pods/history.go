@@ -5,6 +5,7 @@ import (
 
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Class says which claim a read serves.
@@ -52,9 +53,9 @@ type ReadOp struct {
 	// time, so the logical clock is the exact real-time order.
 	InvokeSeq, ReturnSeq int64
 	Granted              bool
-	// Event is the answer's event in the run's record (sim.NoEvent when
+	// Event is the answer's event in the run's record (record.NoEvent when
 	// the run keeps none), for the checks to blame.
-	Event sim.EventID
+	Event record.EventID
 }
 
 // WriteOp is a change of one key's truth by an admin, from the start of the
@@ -67,8 +68,8 @@ type WriteOp struct {
 	CallSeq, ReturnSeq int64 // logical order, as for ReadOp
 	Pod                int
 	// Event is the write's answer in the run's record and Commit its
-	// database commit (sim.NoEvent when the run keeps no record).
-	Event, Commit sim.EventID
+	// database commit (record.NoEvent when the run keeps no record).
+	Event, Commit record.EventID
 }
 
 // History is every answer and every truth-changing write of a run, bounded.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
+	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
 // lossyChurn flies the churn workload with slow open reads (fills that
@@ -40,27 +42,27 @@ func TestARecordedChurnShowsTheRunAndWhatBrokeTheWindow(t *testing.T) {
 	require.NoError(t, res.Err)
 	require.NotNil(t, res.Record)
 	events := res.Record.Events
-	k := map[sim.EventKind]int{}
+	k := map[record.EventKind]int{}
 	for _, e := range events {
 		k[e.Kind]++
 	}
 
 	// Client operations in pairs; every recorded read and write points at
 	// its answer.
-	assert.Positive(t, k[sim.EventOpBegin])
-	assert.Equal(t, k[sim.EventOpBegin], k[sim.EventOpEnd])
-	assert.Equal(t, int64(k[sim.EventOpBegin]), res.Operations)
+	assert.Positive(t, k[record.EventOpBegin])
+	assert.Equal(t, k[record.EventOpBegin], k[record.EventOpEnd])
+	assert.Equal(t, int64(k[record.EventOpBegin]), res.Operations)
 	require.NotEmpty(t, w.History.Reads)
 	for _, r := range w.History.Reads {
 		require.GreaterOrEqual(t, int(r.Event), 0)
-		assert.Equal(t, sim.EventOpEnd, events[r.Event].Kind)
+		assert.Equal(t, record.EventOpEnd, events[r.Event].Kind)
 		assert.Equal(t, time.Duration(r.Return), events[r.Event].At)
 	}
 	require.NotEmpty(t, w.History.Writes)
 	for _, wr := range w.History.Writes {
-		assert.Equal(t, sim.EventOpEnd, events[wr.Event].Kind)
+		assert.Equal(t, record.EventOpEnd, events[wr.Event].Kind)
 		c := events[wr.Commit]
-		assert.Equal(t, sim.EventInterval, c.Kind)
+		assert.Equal(t, record.EventInterval, c.Kind)
 		assert.True(t, strings.HasPrefix(c.Text, "commit #"), c.Text)
 		assert.GreaterOrEqual(t, c.At, time.Duration(wr.Call))
 		assert.LessOrEqual(t, c.At, time.Duration(wr.Return))
@@ -71,19 +73,19 @@ func TestARecordedChurnShowsTheRunAndWhatBrokeTheWindow(t *testing.T) {
 	var stmts, commits int
 	for _, e := range events {
 		switch {
-		case e.Kind == sim.EventInterval && strings.HasPrefix(e.Object, "conn ") && strings.Contains(e.Text, " snapshot +"):
+		case e.Kind == record.EventInterval && strings.HasPrefix(e.Object, "conn ") && strings.Contains(e.Text, " snapshot +"):
 			stmts++
-		case e.Kind == sim.EventInterval && e.Object == "db" && strings.HasPrefix(e.Text, "commit #"):
+		case e.Kind == record.EventInterval && e.Object == "db" && strings.HasPrefix(e.Text, "commit #"):
 			commits++
 		}
 	}
 	assert.Positive(t, stmts)
 	assert.Equal(t, len(w.DB.Commits()), commits)
-	assert.Equal(t, w.Bus.Published(), k[sim.EventSend])
-	assert.Positive(t, k[sim.EventReceive])
-	assert.Positive(t, k[sim.EventLost], "a lossy bus loses")
-	assert.Positive(t, k[sim.EventFault])
-	assert.Equal(t, res.Kept.Faults, int64(k[sim.EventFault]))
+	assert.Equal(t, w.Bus.Published(), k[record.EventSend])
+	assert.Positive(t, k[record.EventReceive])
+	assert.Positive(t, k[record.EventLost], "a lossy bus loses")
+	assert.Positive(t, k[record.EventFault])
+	assert.Equal(t, simtest.ChoicesOf(&res).Kept.Faults, int64(k[record.EventFault]))
 
 	// What broke the window: the worst read, and the commit that ended its
 	// answer's truth.
@@ -94,7 +96,7 @@ func TestARecordedChurnShowsTheRunAndWhatBrokeTheWindow(t *testing.T) {
 	require.True(t, st.Witness.Ended)
 	ev := w.Tracker.CommitEvent(st.Witness.Read.Key, st.Witness.EndIndex)
 	require.GreaterOrEqual(t, int(ev), 0)
-	assert.Equal(t, sim.EventInterval, events[ev].Kind)
+	assert.Equal(t, record.EventInterval, events[ev].Kind)
 	assert.Equal(t, time.Duration(st.Witness.EndCommit.At), events[ev].At, "the commit at the witness's instant")
 	assert.Contains(t, events[ev].Blame, "OC-2: made read #")
 	for _, e := range events {
@@ -110,7 +112,7 @@ func TestARecordedChurnShowsTheRunAndWhatBrokeTheWindow(t *testing.T) {
 	require.NoError(t, plain.Err)
 	assert.Equal(t, plain.Hash, res.Hash)
 	assert.Equal(t, st.MaxStaleness, st2.MaxStaleness)
-	assert.Equal(t, sim.NoEvent, w2.History.Reads[0].Event)
+	assert.Equal(t, record.NoEvent, w2.History.Reads[0].Event)
 }
 
 // churnOps flies the churn workload without restarts: every admin step
@@ -125,28 +127,28 @@ func churnOps(s *sim.Sim) {
 func TestDroppedOperationsAndFaultsAreNotIssued(t *testing.T) {
 	c := pods.DefaultChurn()
 	asked := int64(c.Admins*c.AdminWrites + c.Readers*c.Reads)
-	rec := sim.Run(sim.Config{Seed: 5, RecordChoices: true}, churnOps)
+	rec := sim.Run(simtest.RecordChoices(sim.Config{Seed: 5}), churnOps)
 	require.NoError(t, rec.Err)
-	require.False(t, rec.ChoicesCut)
+	require.False(t, simtest.ChoicesOf(&rec).ChoicesCut)
 	assert.Equal(t, asked, rec.Operations)
-	assert.Equal(t, asked, rec.Kept.Operations)
-	keeps := sim.KeepsOf(rec.KeepSites)
+	assert.Equal(t, asked, simtest.ChoicesOf(&rec).Kept.Operations)
+	keeps := simtest.KeepsOf(rec)
 	require.Len(t, keeps.Operations, int(asked))
-	require.Len(t, keeps.Faults, int(rec.Kept.Faults))
+	require.Len(t, keeps.Faults, int(simtest.ChoicesOf(&rec).Kept.Faults))
 	require.NotEmpty(t, keeps.Faults)
 
 	// The first few operations dropped: the clients skip them and go on.
-	r := sim.Run(sim.Config{Seed: 5, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.Without(sim.KeepOperation, 0, 1, 2)}, churnOps)
+	r := sim.Run(simtest.ReplayChoices(sim.Config{Seed: 5}, rec, keeps.Without(sim.KeepOperation, 0, 1, 2)), churnOps)
 	require.NoError(t, r.Err)
-	assert.GreaterOrEqual(t, r.Dropped.Operations, int64(1))
+	assert.GreaterOrEqual(t, simtest.ChoicesOf(&r).Dropped.Operations, int64(1))
 	assert.Less(t, r.Operations, rec.Operations)
-	assert.Equal(t, asked, r.Operations+r.Dropped.Operations, "every client step still asks")
+	assert.Equal(t, asked, r.Operations+simtest.ChoicesOf(&r).Dropped.Operations, "every client step still asks")
 
 	// Every fault dropped: the run takes the fault-free paths, injects
 	// none and stays healthy (Keep answers are indexed by kind and
 	// ordinal, so no later answer lands on another question).
-	r = sim.Run(sim.Config{Seed: 5, ReplayChoices: true, Choices: rec.Choices, Keeps: keeps.NoFaults()}, churnOps)
+	r = sim.Run(simtest.ReplayChoices(sim.Config{Seed: 5}, rec, keeps.NoFaults()), churnOps)
 	require.NoError(t, r.Err)
-	assert.GreaterOrEqual(t, r.Dropped.Faults, int64(1))
-	assert.Zero(t, r.Kept.Faults)
+	assert.GreaterOrEqual(t, simtest.ChoicesOf(&r).Dropped.Faults, int64(1))
+	assert.Zero(t, simtest.ChoicesOf(&r).Kept.Faults)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
-	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 )
 
 // Family says which rule decides a key's truth.
@@ -77,7 +77,7 @@ type Tracker struct {
 	truth  checks.Truth
 	// events are each key's commits in the run's record, parallel to its
 	// commits in truth.
-	events [][]sim.EventID
+	events [][]record.EventID
 }
 
 // NewTracker returns a tracker with no keys.
@@ -112,7 +112,7 @@ type Changed struct {
 
 // afterWrite re-evaluates every key on t after a commit at atNs (recorded
 // as ev) and returns the keys that changed.
-func (tr *Tracker) afterWrite(t *authztest.Tables, atNs int64, ev sim.EventID) ([]Changed, error) {
+func (tr *Tracker) afterWrite(t *authztest.Tables, atNs int64, ev record.EventID) ([]Changed, error) {
 	var out []Changed
 	for i, k := range tr.keys {
 		v := k.eval(t)
@@ -130,11 +130,11 @@ func (tr *Tracker) afterWrite(t *authztest.Tables, atNs int64, ev sim.EventID) (
 }
 
 // CommitEvent returns the recorded event of the commit that is the i-th
-// entry of key's truth (checks.Witness.EndIndex), or sim.NoEvent.
-func (tr *Tracker) CommitEvent(key string, i int) sim.EventID {
+// entry of key's truth (checks.Witness.EndIndex), or record.NoEvent.
+func (tr *Tracker) CommitEvent(key string, i int) record.EventID {
 	k, ok := tr.byName[key]
 	if !ok || i < 0 || i >= len(tr.events[k]) {
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	return tr.events[k][i]
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/membership"
 	"github.com/windtunnel/windtunnel/impl/relay"
 	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/record"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
 )
@@ -159,11 +160,11 @@ var ErrSkipped = fmt.Errorf("pods: %w", sim.ErrDropped)
 // opBegin records the invocation of a client operation (and counts it);
 // the typed parameters keep a run that does not record from formatting or
 // boxing anything.
-func (w *World) opBegin(what string, pod *Pod, client int, ids ...authz.ID) sim.EventID {
+func (w *World) opBegin(what string, pod *Pod, client int, ids ...authz.ID) record.EventID {
 	s := w.S
 	if !s.Recording() {
 		s.OpBegin("")
-		return sim.NoEvent
+		return record.NoEvent
 	}
 	text := fmt.Sprintf("%s client %d: %s", pod.Name, client, what)
 	for _, id := range ids {
@@ -175,9 +176,9 @@ func (w *World) opBegin(what string, pod *Pod, client int, ids ...authz.ID) sim.
 }
 
 // opEnd records the answer of the operation begun as op.
-func (w *World) opEnd(op sim.EventID, err error, answer string) sim.EventID {
-	if op == sim.NoEvent {
-		return sim.NoEvent
+func (w *World) opEnd(op record.EventID, err error, answer string) record.EventID {
+	if op == record.NoEvent {
+		return record.NoEvent
 	}
 	if err != nil {
 		return w.S.OpEnd(op, "error: %v", err)
@@ -193,8 +194,8 @@ func grantText(ok bool) string {
 }
 
 // blame attaches a finding to a recorded event, prefixed with the claim.
-func (w *World) blame(id sim.EventID, format string, a ...any) {
-	if id == sim.NoEvent {
+func (w *World) blame(id record.EventID, format string, a ...any) {
+	if id == record.NoEvent {
 		return
 	}
 	if w.Claim != "" {
@@ -282,7 +283,7 @@ func (w *World) Write(ctx context.Context, pod *Pod, client int, ch Change, comm
 	what := fmt.Sprintf("%s %s %s", ch, Short(channel), Short(user))
 	var changed []Changed
 	var werr error
-	commit := sim.NoEvent
+	commit := record.NoEvent
 	_, err := w.DB.Write(ctx, what, func(t *authztest.Tables) {
 		switch ch {
 		case GrantMember, RemoveMember:
@@ -382,7 +383,7 @@ func (w *World) Accessible(ctx context.Context, pod *Pod, client int, community,
 		return nil, err
 	}
 	answer := ""
-	if op != sim.NoEvent {
+	if op != record.NoEvent {
 		answer = fmt.Sprintf("%d channels", len(ids))
 	}
 	ev := w.opEnd(op, nil, answer)

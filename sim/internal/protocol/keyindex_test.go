@@ -1,4 +1,4 @@
-package sim
+package protocol
 
 import (
 	"testing"
@@ -11,24 +11,24 @@ import (
 // refuses what a map of keys would find twice or could not hold.
 func TestKeyIndexFindsWhatAMapWould(t *testing.T) {
 	keys := []KeepKey{{"a", 0}, {"b", 0}, {"a", 1}, {"a\x00op3", 0}, {"b", 2}, {"", 0}, {"huge", 1 << 40}, {"a", 5000}}
-	ix, err := newKeyIndex(keys, "choice")
+	ix, err := NewKeyIndex(keys, "choice")
 	require.NoError(t, err)
-	require.NotNil(t, ix.sparse, "an ordinal past the dense budget goes to the map")
+	require.NotNil(t, ix.Sparse, "an ordinal past the dense budget goes to the map")
 	for j, k := range keys {
-		assert.Equal(t, j, ix.find(ix.slice(k.Task), k), "key %v", k)
+		assert.Equal(t, j, ix.Find(ix.Slice(k.Task), k), "key %v", k)
 	}
 	for _, k := range []KeepKey{{"a", 2}, {"b", 1}, {"b", 3}, {"c", 0}, {"huge", 1}, {"a\x00op4", 0}} {
-		assert.Equal(t, noPos, ix.find(ix.slice(k.Task), k), "key %v is not listed", k)
+		assert.Equal(t, NoPos, ix.Find(ix.Slice(k.Task), k), "key %v is not listed", k)
 	}
 
 	for _, bad := range [][]KeepKey{
 		{{"a", 0}, {"a", 0}},
 		{{"huge", 1 << 40}, {"huge", 1 << 40}},
 	} {
-		_, err := newKeyIndex(bad, "fault")
+		_, err := NewKeyIndex(bad, "fault")
 		assert.ErrorContains(t, err, "two faults for call")
 	}
-	_, err = newKeyIndex([]KeepKey{{"a", -1}}, "operation")
+	_, err = NewKeyIndex([]KeepKey{{"a", -1}}, "operation")
 	assert.ErrorContains(t, err, "negative ordinal")
 }
 
@@ -39,7 +39,7 @@ func TestKeyIndexStaysSmallForAFarOrdinal(t *testing.T) {
 	for i := range 100 {
 		keys = append(keys, KeepKey{"t", i * 1000})
 	}
-	ix, err := newKeyIndex(keys, "choice")
+	ix, err := NewKeyIndex(keys, "choice")
 	require.NoError(t, err)
 	dense := 0
 	for _, sl := range ix.byTask { //windtunnel:unordered a sum
@@ -47,6 +47,6 @@ func TestKeyIndexStaysSmallForAFarOrdinal(t *testing.T) {
 	}
 	assert.LessOrEqual(t, dense, denseSlack*len(keys)+denseSlots0)
 	for j, k := range keys {
-		assert.Equal(t, j, ix.find(ix.slice(k.Task), k))
+		assert.Equal(t, j, ix.Find(ix.Slice(k.Task), k))
 	}
 }

@@ -1,8 +1,8 @@
-package sim
+package protocol
 
 import "fmt"
 
-// keyIndex finds a key's position in one keyed list (Keeps.ChoiceKeys,
+// KeyIndex finds a key's position in one keyed list (Keeps.ChoiceKeys,
 // OperationKeys or FaultKeys) during a keyed replay.
 //
 // Why not a map[KeepKey]int: a replay looks up every draw and every Keep
@@ -13,49 +13,50 @@ import "fmt"
 // indexes that slice. A recorded task numbers its calls 0, 1, 2, ..., so
 // the slices are dense; a key whose ordinal a dense slice would make
 // memory grow for (a hand-edited replay file's key 1<<40) goes to a map.
-type keyIndex struct {
-	byTask map[string][]int32 // position by ordinal; noPos where none
-	sparse map[KeepKey]int
+type KeyIndex struct {
+	byTask map[string][]int32 // position by ordinal; NoPos where none
+	Sparse map[KeepKey]int
 }
 
-const noPos = -1
+// NoPos is the position of a key a list does not hold.
+const NoPos = -1
 
-// denseSlack bounds a keyIndex's dense slots: at most this many per key
+// denseSlack bounds a KeyIndex's dense slots: at most this many per key
 // plus denseSlots0 in all.
 const (
 	denseSlack  = 2
 	denseSlots0 = 1024
 )
 
-// newKeyIndex indexes keys, refusing a key listed twice (what says which
+// NewKeyIndex indexes keys, refusing a key listed twice (what says which
 // list, for the error).
-func newKeyIndex(keys []KeepKey, what string) (keyIndex, error) {
+func NewKeyIndex(keys []KeepKey, what string) (KeyIndex, error) {
 	if len(keys) > 1<<31-1 {
-		return keyIndex{}, fmt.Errorf("sim: Keeps: %d %s keys, more than a replay can index", len(keys), what)
+		return KeyIndex{}, fmt.Errorf("sim: Keeps: %d %s keys, more than a replay can index", len(keys), what)
 	}
-	ix := keyIndex{byTask: make(map[string][]int32)}
+	ix := KeyIndex{byTask: make(map[string][]int32)}
 	slots, limit := 0, denseSlack*len(keys)+denseSlots0
 	for j, k := range keys {
 		if k.N < 0 {
-			return keyIndex{}, fmt.Errorf("sim: Keeps: a %s key of task %q has the negative ordinal %d", what, k.Task, k.N)
+			return KeyIndex{}, fmt.Errorf("sim: Keeps: a %s key of task %q has the negative ordinal %d", what, k.Task, k.N)
 		}
 		sl := ix.byTask[k.Task]
 		if k.N >= len(sl) && slots+k.N+1-len(sl) > limit {
-			if ix.sparse == nil {
-				ix.sparse = make(map[KeepKey]int)
+			if ix.Sparse == nil {
+				ix.Sparse = make(map[KeepKey]int)
 			}
-			if _, dup := ix.sparse[k]; dup {
-				return keyIndex{}, fmt.Errorf("sim: Keeps: two %ss for call %d of task %q", what, k.N, k.Task)
+			if _, dup := ix.Sparse[k]; dup {
+				return KeyIndex{}, fmt.Errorf("sim: Keeps: two %ss for call %d of task %q", what, k.N, k.Task)
 			}
-			ix.sparse[k] = j
+			ix.Sparse[k] = j
 			continue
 		}
 		for len(sl) <= k.N {
-			sl = append(sl, noPos)
+			sl = append(sl, NoPos)
 			slots++
 		}
-		if sl[k.N] != noPos {
-			return keyIndex{}, fmt.Errorf("sim: Keeps: two %ss for call %d of task %q", what, k.N, k.Task)
+		if sl[k.N] != NoPos {
+			return KeyIndex{}, fmt.Errorf("sim: Keeps: two %ss for call %d of task %q", what, k.N, k.Task)
 		}
 		sl[k.N] = int32(j)
 		ix.byTask[k.Task] = sl
@@ -66,36 +67,36 @@ func newKeyIndex(keys []KeepKey, what string) (keyIndex, error) {
 	return ix, nil
 }
 
-// slice is the dense positions of one task name's calls (nil if none).
-func (ix *keyIndex) slice(task string) []int32 { return ix.byTask[task] }
+// Slice is the dense positions of one task name's calls (nil if none).
+func (ix *KeyIndex) Slice(task string) []int32 { return ix.byTask[task] }
 
-// find is the position of key, whose task's dense slice is sl: noPos if
+// Find is the position of key, whose task's dense slice is sl: NoPos if
 // the list does not hold it.
-func (ix *keyIndex) find(sl []int32, key KeepKey) int {
+func (ix *KeyIndex) Find(sl []int32, key KeepKey) int {
 	if key.N < len(sl) {
-		if j := sl[key.N]; j != noPos {
+		if j := sl[key.N]; j != NoPos {
 			return int(j)
 		}
 	}
-	if ix.sparse != nil {
-		if j, ok := ix.sparse[key]; ok {
+	if ix.Sparse != nil {
+		if j, ok := ix.Sparse[key]; ok {
 			return j
 		}
 	}
-	return noPos
+	return NoPos
 }
 
-// keyIndexes are the three keyed lists' indexes, by slot: 0 for the
+// KeyIndexes are the three keyed lists' indexes, by slot: 0 for the
 // draws, a Keepable for its answers.
-type keyIndexes [keepKinds]keyIndex
+type KeyIndexes [KeepKinds]KeyIndex
 
-// indexKeys checks that a keyed replay names every draw and answer once
+// IndexKeys checks that a keyed replay names every draw and answer once
 // and indexes its keys; nil when the replay is not keyed.
-func (k Keeps) indexKeys(choices int) (*keyIndexes, error) {
+func (k Keeps) IndexKeys(choices int) (*KeyIndexes, error) {
 	if k.ChoiceKeys == nil {
 		return nil, nil
 	}
-	var ix keyIndexes
+	var ix KeyIndexes
 	for _, l := range [...]struct {
 		slot int
 		what string
@@ -106,7 +107,7 @@ func (k Keeps) indexKeys(choices int) (*keyIndexes, error) {
 			return nil, fmt.Errorf("sim: Keeps: %d %ss but %d keys", l.n, l.what, len(l.keys))
 		}
 		var err error
-		if ix[l.slot], err = newKeyIndex(l.keys, l.what); err != nil {
+		if ix[l.slot], err = NewKeyIndex(l.keys, l.what); err != nil {
 			return nil, err
 		}
 	}
