@@ -54,7 +54,8 @@ type Config struct {
 	// HangAfter fails the run when a task runs this long in wall time
 	// without reaching a scheduling point: it blocks outside the simulator
 	// (a channel, a sync lock, I/O) or loops (0: 10s; negative:
-	// never). See hang.go.
+	// never). A task that computes gets six times as long: on a loaded
+	// machine it may be slow work. See hang.go.
 	HangAfter time.Duration
 
 	// StepDuration is virtual time added after every scheduling step, so that

@@ -124,6 +124,7 @@ func (s *Sim) runWatched(strategy string) Result {
 	timer := time.NewTimer(tick)
 	defer timer.Stop()
 	last, since := w.progress.Load(), time.Now()
+	busyUntil := time.Time{} // when a stall whose goroutines all compute is given up on
 	for {
 		select {
 		case end := <-done:
@@ -136,8 +137,13 @@ func (s *Sim) runWatched(strategy string) Result {
 			return s.result()
 		case now := <-timer.C:
 			if p := w.progress.Load(); p != last {
-				last, since = p, now
-			} else if now.Sub(since) >= limit {
+				last, since, busyUntil = p, now, time.Time{}
+			} else if now.Sub(since) >= limit && busyUntil.IsZero() && computing(wedgedGoroutines(allStacks(), w.run)) {
+				// A task that computes may be slow work on a loaded machine,
+				// not a wait that only the simulator could end: it gets
+				// busyFactor times the limit before it counts as a loop.
+				busyUntil = since.Add(busyFactor * limit)
+			} else if now.Sub(since) >= limit && (busyUntil.IsZero() || !now.Before(busyUntil)) {
 				w.hung.Store(true)
 				if x, ok := s.strategy.(*explorer); ok {
 					// Explore must not go on from a run that never ended.
@@ -150,6 +156,22 @@ func (s *Sim) runWatched(strategy string) Result {
 			timer.Reset(tick)
 		}
 	}
+}
+
+// busyFactor is how many hang limits a stalled run whose goroutines are
+// all computing gets: a blocked goroutine never ends without the
+// simulator, a computing one may.
+const busyFactor = 6
+
+// computing reports whether every wedged goroutine is running, none
+// blocked.
+func computing(gs []wedgedGoroutine) bool {
+	for _, g := range gs {
+		if !strings.HasPrefix(g.reason, "running") {
+			return false
+		}
+	}
+	return len(gs) > 0
 }
 
 // hangFailure describes the wedged goroutines of the run from a dump of

@@ -82,7 +82,7 @@ var (
 	flagShrinkTries = flag.Int("sim.shrink.attempts", 600, "re-runs a shrink may make at most")
 	flagShrinkMore  = flag.Int("sim.shrink.more", 0, "re-runs a shrink may add, running its passes once more, when -sim.shrink.attempts ran out on a result above the goal (10 operations, 3 preemptions); 0: none")
 	flagShrinkWall  = flag.Duration("sim.shrink.wall", 3*time.Minute, "wall time a shrink may take at most (a safety net: a shrink stopped by it says so, and its result depends on the machine)")
-	flagHang        = flag.Duration("sim.hang", protocol.DefaultHangAfter, "fail a run whose task runs this long in wall time without reaching a scheduling point (it blocks on a channel, a sync lock or I/O, or loops), naming the task and where it waits (0: never)")
+	flagHang        = flag.Duration("sim.hang", protocol.DefaultHangAfter, "fail a run whose task runs this long in wall time without reaching a scheduling point (it blocks on a channel, a sync lock or I/O, or loops), naming the task and where it waits; a task that computes gets six times as long (0: never)")
 	flagScan        = flag.Bool("sim.scan", true, "scan the test's package and its in-module imports for determinism-contract violations (go statements, channels, sync, the wall clock) once per test process, before the first simulation; false: skip the scan")
 )
 
