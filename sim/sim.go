@@ -152,14 +152,14 @@ func Run(cfg Config, main func(s *Sim)) Result {
 	s.trace.names = func(id int32) string { return s.tasks[id].name }
 	_, s.walk = s.strategy.(*randomWalk)
 	// The explorer's pick does the search's bookkeeping (vector clocks, the
-	// decision tree): run on the small stack of a task's coroutine, that
-	// would make the stack grow, a copy per task per run, for the sake of a
-	// switch it seldom saves. Its decisions stay on the loop's goroutine.
-	// Nor does an exploration keep the coroutines of ended tasks: its runs
-	// are short and seldom start tasks late, and parked coroutines, with
-	// their shallow stacks, lower the runtime's estimate of how large a new
-	// goroutine's stack should start, so that the next runs' tasks grow
-	// (copy) their stacks more often.
+	// decision tree). On the small stack of a task's coroutine that would
+	// grow the stack, a copy per task per run, to save a switch it seldom
+	// saves. So its decisions stay on the loop's goroutine.
+	// Nor does an exploration keep the coroutines of ended tasks. Its runs
+	// are short and seldom start tasks late. Parked coroutines, with their
+	// shallow stacks, lower the runtime's estimate of a new goroutine's
+	// starting stack, so the next runs' tasks would grow (copy) their
+	// stacks more often.
 	_, explorer := s.strategy.(*explorer)
 	s.onTask = !explorer
 	s.pool = !explorer
@@ -188,15 +188,11 @@ func Run(cfg Config, main func(s *Sim)) Result {
 // on which coroutine made it.
 //
 // A decision for another task still costs two coroutine switches, into the
-// loop and out of it. Tasks that resume each other directly (a chain, each
-// task waiting inside the call that resumed the next, control going back
-// down by yields) were tried and dropped: on BenchmarkLockReadSleep they
-// made 29% fewer coroutine round trips (17,133 instead of the 24,232 its
-// resumptions/op reports) but ran no faster (1.6% by the best of 8 runs
-// each, within the machine's noise), the MS family's CPU moved by -8% in
-// one paired run and +5% in the next, and random walks over 512 tasks ran
-// 30% slower. A switch back into the loop lands on a stack the cache
-// holds; one down a chain lands on a task's, which it seldom does.
+// loop and out of it. Tasks that resume each other directly, in a chain,
+// would save round trips but not time: a switch back into the loop lands
+// on a stack the cache holds, one down a chain lands on a task's, which it
+// seldom does. (The dropped design and its figures are in
+// docs/design-notes-2026-12.md.)
 func (s *Sim) loop() {
 	for {
 		i := s.decision
@@ -399,10 +395,10 @@ func (s *Sim) newTask() *task {
 	return t
 }
 
-// worker is a coroutine that runs tasks one after another: when a task's
+// worker is a coroutine that runs tasks one after another. When a task's
 // function returns, the worker parks in the run's idle list and the next
-// spawn reuses it, so that a task that ends and a task that starts (an
-// AfterFunc firing, say) cost no new coroutine.
+// spawn reuses it. So a task that ends and a task that starts (an AfterFunc
+// firing, say) cost no new coroutine.
 type worker struct {
 	next     func() (struct{}, bool)
 	stop     func()

@@ -13,9 +13,9 @@ import (
 
 // counterWorld is ten scripted increments of a counter, one operation
 // each; with the fault on, the seventh counts twice. fromScript makes the
-// check compare the counter with the script's ten increments (a prediction
+// check compare the counter with the script's ten increments: a prediction
 // made before the run, as a check that expects every scripted operation
-// does); otherwise with the increments actually made.
+// does. Otherwise the check compares it with the increments actually made.
 func counterWorld(fault *bool, fromScript bool) func(*sim.Sim) {
 	return func(s *sim.Sim) {
 		counter, made := 0, 0
@@ -138,9 +138,9 @@ func stopWorld(fault *bool) func(*sim.Sim) {
 }
 
 // The code without the fault goes on past where the failing run ended. In
-// the run's own world every later operation is dropped and the end check
-// fails on any code; the control then tries the world the seed would have
-// gone on with, which that code passes, so the starting run is a
+// the run's own world every later operation is dropped, and the end check
+// fails on any code. The control then tries the world the seed would have
+// gone on with, which that code passes. So the starting run is a
 // counterexample, and the operations it made stay (each is needed).
 func TestAControlGoesOnAsTheSeedWouldPastTheRunsEnd(t *testing.T) {
 	fault := true

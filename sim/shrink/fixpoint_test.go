@@ -16,9 +16,9 @@ import (
 // pickedBad opens connections, each on its own task with a drawn colour,
 // then picks one of the open ones by a draw and fails when the pick is red.
 // While the pick's draw is the seed's, dropping an open before the red one
-// moves the pick to another connection; once the draws pass has made it
-// the smallest (the first open), the opens before it are droppable, which
-// only a second operations pass can see.
+// moves the pick to another connection. Once the draws pass has made it
+// the smallest (the first open), the opens before it are droppable. Only a
+// second operations pass can see that.
 func pickedBad(s *sim.Sim) {
 	r := s.Rand()
 	n := 8 + r.IntN(8)
@@ -83,9 +83,9 @@ func TestTheShrunkRunIsOneMinimalInOperations(t *testing.T) {
 	}
 }
 
-// fullQueue runs two tasks whose operations interleave; the bug needs all
+// fullQueue runs two tasks whose operations interleave. The bug needs all
 // of one task's (its queue overflows only at its last push), so no cut of
-// the run's end keeps it, and the other task's play no part: only dropping
+// the run's end keeps it. The other task's play no part. Only dropping
 // that task's whole workload at once shrinks it within a small budget.
 func fullQueue(s *sim.Sim) {
 	const each = 20

@@ -14,8 +14,8 @@ import (
 
 // orderBug fails when c writes before b and b before a's last step. Run
 // without preemption from the start, a sleeps and b (the lower id) goes
-// before c: no failure, so cutting the schedule short keeps c's preemption
-// of a; undoing that preemption (a's steps up to its sleep first, then c,
+// before c: no failure. So cutting the schedule short keeps c's preemption
+// of a. Undoing that preemption (a's steps up to its sleep first, then c,
 // then b) still fails, with none left. The schedule pass must stop there.
 func orderBug(s *sim.Sim) {
 	var order []string

@@ -1,26 +1,35 @@
 // Package shrink reduces a failing run to a small one that fails the same
 // way: fewer client operations, fewer injected faults, fewer preemptions,
-// fewer steps. It edits the two things a run is made of, apart: the world's
-// choice list (protocol.Options.Choices: the workload and the fault plan as data,
-// the way rapid and Hypothesis shrink) and the schedule's decision list
-// (protocol.Guided: cut it short and the rest runs without preempting; undo one
-// preemption and the rest is followed where it still applies). Every
-// candidate is a full deterministic re-run, kept only if it fails with the
-// same signature (the same claim, the same kind of violation), so the
-// result is a real reproduction, and the same failing run always shrinks
-// to the same result: attempts are bounded by count, and the wall-time
-// limit is a safety net whose use the outcome reports.
+// fewer steps. It edits the two things a run is made of, apart:
 //
-// The order follows the issue a person debugs: first a probe of the
-// smallest draws (five re-runs, kept only if the world got smaller in
-// operations), then the operations (the
-// workload is most of a failing run; the tasks' whole workloads when no
-// cut of the run's end keeps the failure), then the faults, then the
-// schedule, toward the small bug depth PCT and CHESS say most bugs have,
-// then the values the world drew, then the operations and the schedule
-// once more (a smaller draw can make an operation droppable, the
-// seventeenth connection becoming the first, and can bring a preemption
-// back). The schedule comes before the draws so that a shrink of a heavy
+//   - The world's choice list (protocol.Options.Choices). It holds the
+//     workload and the fault plan as data, the way rapid and Hypothesis
+//     shrink.
+//   - The schedule's decision list (protocol.Guided). Cut it short and the
+//     rest runs without preempting. Undo one preemption and the rest is
+//     followed where it still applies.
+//
+// Every candidate is a full deterministic re-run. It is kept only if it
+// fails with the same signature (the same claim, the same kind of
+// violation), so the result is a real reproduction. Attempts are bounded
+// by count, so the same failing run always shrinks to the same result; the
+// wall-time limit is a safety net whose use the outcome reports.
+//
+// The order follows the issue a person debugs:
+//
+//  1. A probe of the smallest draws: five re-runs, kept only if the world
+//     got smaller in operations.
+//  2. The operations, since the workload is most of a failing run. When no
+//     cut of the run's end keeps the failure, the tasks' whole workloads.
+//  3. The faults.
+//  4. The schedule, toward the small bug depth PCT and CHESS say most bugs
+//     have.
+//  5. The values the world drew.
+//  6. The operations and the schedule once more. A smaller draw can make
+//     an operation droppable (the seventeenth connection becoming the
+//     first), and can bring a preemption back.
+//
+// The schedule comes before the draws so that a shrink of a heavy
 // world that runs out of wall time has spent it on what a reader counts
 // (operations and preemptions) rather than on tens of thousands of drawn
 // values. A shrink that runs out of attempts above the goal (MeetsGoal)
@@ -58,20 +67,20 @@ type Options struct {
 	Strategy func() sim.Strategy
 	// MoreAttempts, when positive, runs the passes once more, with up to
 	// this many more re-runs, when MaxAttempts ran out on a result larger
-	// than the goal (MeetsGoal): most failing runs shrink to the goal well
-	// within MaxAttempts, and the few that need more (a timing race in a
-	// swarm of forty clients, whose every drop moves the pool's queue)
-	// get it without every shrink paying for it.
+	// than the goal (MeetsGoal). Most failing runs shrink to the goal well
+	// within MaxAttempts. The few that need more (a timing race in a swarm
+	// of forty clients, whose every drop moves the pool's queue) get it
+	// without every shrink paying for it.
 	MoreAttempts int
 	// Progress, if set, receives a line per accepted step.
 	Progress func(line string)
 	// Control, if set, runs a config on the code without the fault under
 	// test (a mutant's unmutated code: faultswitch). A smaller run is then
 	// kept only if Control passes it too, with the same choices and Keep
-	// answers and the run's own decisions followed where they fit: a run
-	// that fails without the fault as well is a counterexample of the edit
-	// (a check still expecting an operation the edit dropped, a bound the
-	// shorter run no longer reaches), not of the fault. The starting run
+	// answers and the run's own decisions followed where they fit. A run
+	// that fails without the fault as well is a counterexample of the edit,
+	// not of the fault: a check still expecting an operation the edit
+	// dropped, a bound the shorter run no longer reaches. The starting run
 	// must pass it too. Each control run counts as a re-run.
 	Control Runner
 }
@@ -85,9 +94,8 @@ const (
 
 // bare reports whether a run has nothing left a reader counts: at most
 // one operation, no fault, no preemption. Shrinking it further could only
-// make its drawn values and its steps fewer, at a full re-run each, which
-// for some worlds is most of a shrink (MS-4's runs set up 16,384 IDs: 80
-// ms each, 140 re-runs after the first had one operation left).
+// make its drawn values and its steps fewer, at a full re-run each. For
+// heavy worlds (MS-4's runs set up 16,384 IDs) that is most of a shrink.
 func (a Stats) bare() bool { return a.Operations <= 1 && a.Faults == 0 && a.Preemptions == 0 }
 
 // MeetsGoal reports whether a run is as small as the goal asks.
@@ -171,11 +179,12 @@ func (o Outcome) Removed() string {
 
 var numbers = regexp.MustCompile(`[0-9]`)
 
-// Signature is what a shrunk run must still fail with: for a claim check
-// ("check: OC-2: grant-staleness 1.2s breaks < 1s: read #5 …"), the claim
-// and the words before the first figure ("check: OC-2: grant-staleness");
-// for the simulator's own failures (a panic, a deadlock, a limit), their
-// kind and the words before the first figure of the message. Figures,
+// Signature is what a shrunk run must still fail with. For a claim check
+// ("check: OC-2: grant-staleness 1.2s breaks < 1s: read #5 …") it is the
+// claim and the words before the first figure ("check: OC-2:
+// grant-staleness"). For the simulator's own failures (a panic, a
+// deadlock, a limit) it is their kind and the words before the first
+// figure of the message. Figures,
 // keys and task names change as a run shrinks; the claim and the kind of
 // violation must not.
 func Signature(failure string) string {
@@ -300,20 +309,19 @@ func Shrink(run Runner, base sim.Config, failure string, opt Options) (Outcome, 
 		share float64 // of the round's attempts, cumulative
 		run   func()
 		// towardOps: the pass is there to let fewer operations fail (a
-		// smaller world, and the operations dropped once more in it); with
-		// at most one operation left it has nothing to work toward, and in
-		// the heavy runs that got there (MS-8's 280 maximum-size lists, one
-		// fault) it cost the shrink's whole wall time for draws no reader
-		// counts.
+		// smaller world, and the operations dropped once more in it). With
+		// at most one operation left it has nothing to work toward. In
+		// heavy runs (MS-8's) it could then spend the shrink's whole wall
+		// time on draws no reader counts.
 		towardOps bool
 	}
 	faults := func() { sh.dropAll(sim.KeepFault); sh.truncateAt(sim.KeepFault); sh.dropSites(sim.KeepFault) }
 	// The run without any operation first: one re-run, cheap when it
-	// passes (its workload loops end at once), and the whole operations
-	// pass when it fails, as a wrong setup does (tw3-scan-all-buckets'
-	// pass visits every bucket of 100,000 connections with or without
-	// activity: the draw probe and the halving took 12 of its 15 one-
-	// second re-runs to get there).
+	// passes (its workload loops end at once). When it fails, as a wrong
+	// setup does, it is the whole operations pass in one re-run. A pass
+	// that visits every bucket with or without activity
+	// (tw3-scan-all-buckets) otherwise takes the draw probe and the
+	// halving to get there.
 	none := func() { sh.dropAll(sim.KeepOperation) }
 	passes := []pass{
 		{"no operations", 0.01, none, false},
@@ -489,18 +497,19 @@ func (sh *shrinker) try(cfg sim.Config, guided bool, what string) bool {
 }
 
 // controlPasses runs res once more on the code without the fault under
-// test (Options.Control), as the best run would be kept: its recorded
-// choices and Keep answers, its own decisions followed where they fit (the
-// code without the fault may take other steps). It reports whether that
-// code passes it, in either of two worlds, tried in turn:
+// test (Options.Control), as the best run would be kept. It uses the run's
+// recorded choices and Keep answers. It follows the run's own decisions
+// where they fit, since the code without the fault may take other steps.
+// It reports whether that code passes it, in either of two worlds, tried
+// in turn:
 //
 //   - the run's own: every Keep call it did not ask answered false, as in
-//     the run itself, so the code without the fault meets exactly the
-//     world the fault failed in, and goes on with every later operation
-//     dropped (a run the size of the candidate);
-//   - the seed's past the run's end (Keeps.Beyond): a check of a whole run
-//     may fail once its later operations are dropped (a lookup it was
-//     built to make, never made), on any code; the code without the fault
+//     the run itself. The code without the fault meets exactly the world
+//     the fault failed in. It goes on with every later operation dropped
+//     (a run the size of the candidate).
+//   - the seed's past the run's end (Keeps.Beyond). A check of a whole run
+//     may fail, on any code, once its later operations are dropped (a
+//     lookup it was built to make, never made). The code without the fault
 //     then goes on as the seed would have, for the price of a full run.
 //
 // Without a Control every run passes. A control run is made even when the
@@ -577,14 +586,15 @@ func (sh *shrinker) with(what sim.Keepable, list []bool) protocol.Keeps {
 }
 
 // keepNamed keeps only the operations whose label the failure names (the
-// key of the stale read, the connection whose timeout was missed): one
-// re-run that drops most of a workload, when the world labels its
-// operations (sim.Sim.KeepFor). coarse names a path label by its parent:
-// "ms/k7/u5/p1" as "ms/k7/u5/*", so that a failure on ms/k7/u5/p2 keeps
-// every operation on u5's keys of k7 (the read that loaded the user's
-// whole membership snapshot was of another channel); it is tried when
-// the exact labels do not keep the failure. It says whether a run was
-// adopted.
+// key of the stale read, the connection whose timeout was missed). When
+// the world labels its operations (sim.Sim.KeepFor), that is one re-run
+// that drops most of a workload.
+//
+// coarse names a path label by its parent: "ms/k7/u5/p1" as "ms/k7/u5/*".
+// A failure on ms/k7/u5/p2 then keeps every operation on u5's keys of k7,
+// since the read that loaded the user's whole membership snapshot may have
+// been of another channel. It is tried when the exact labels do not keep
+// the failure. keepNamed says whether a run was adopted.
 func (sh *shrinker) keepNamed(what sim.Keepable, coarse bool) bool {
 	var list []bool
 	named, dropped := 0, 0
@@ -623,9 +633,9 @@ func (sh *shrinker) keepNamed(what sim.Keepable, coarse bool) bool {
 }
 
 // parentLabel is a path label with its last segment made a wildcard
-// ("ms/k7/u5/p1" -> "ms/k7/u5/*"), or "" for a label of fewer than three
-// segments or whose last segment is already one: its parent would name
-// too much to be worth a run.
+// ("ms/k7/u5/p1" -> "ms/k7/u5/*"). It is "" for a label of fewer than
+// three segments or whose last segment is already one: its parent would
+// name too much to be worth a run.
 func parentLabel(label string) string {
 	i := strings.LastIndexByte(label, '/')
 	if i < 0 || strings.Count(label, "/") < 2 || label[i+1:] == "*" {
@@ -634,10 +644,10 @@ func parentLabel(label string) string {
 	return label[:i+1] + "*"
 }
 
-// Names reports whether a failure text names a label: the label appears
-// as a whole word (not inside a longer name: "conn 7" is not named by
-// "conn 71"), where "*" in it stands for one path segment ("oc/k1/*/o5"
-// is named by "oc/k1/r3/o5").
+// Names reports whether a failure text names a label. The label must
+// appear as a whole word, not inside a longer name: "conn 7" is not named
+// by "conn 71". A "*" in it stands for one path segment: "oc/k1/*/o5" is
+// named by "oc/k1/r3/o5".
 func Names(failure, label string) bool {
 	if len(label) < 2 {
 		return false
@@ -652,11 +662,11 @@ func Names(failure, label string) bool {
 
 // dropTasks tries the run without all of one task's elements of the kind,
 // task after task. It runs when no cut of the list's end kept the failure:
-// the failure needs the run's last operations, and when several tasks'
-// operations interleave up to there (a queue that overflows at its
-// thread's last open, with another thread opening beside it), every chunk
-// delta debugging drops holds some of the ones it needs, and only single
-// drops are left, one re-run per operation. Choices are keyed by task, so
+// the failure needs the run's last operations. Several tasks' operations
+// may interleave up to there (a queue that overflows at its thread's last
+// open, with another thread opening beside it). Then every chunk delta
+// debugging drops holds some of the ones it needs, and only single drops
+// are left, one re-run per operation. Choices are keyed by task, so
 // the other tasks run as before.
 func (sh *shrinker) dropTasks(what sim.Keepable) {
 	var order []string
@@ -705,11 +715,11 @@ func (sh *shrinker) dropAll(what sim.Keepable) {
 // loops end early, Sim.KeepsLeft) before halving on.
 //
 // Why: a run whose failure needs only its first operations (TW-3's full
-// scan visits the first connection opened as it does the hundred-
-// thousandth) reached them by halving in log2(n) accepted steps, a full
-// re-run and a control run each: 14 for TW-3's 199,766 operations, 20 s
-// of its shrink. A run no cut keeps failing (the failure needs its last
-// operations) pays nothing for it.
+// scan visits the first connection opened as it does the
+// hundred-thousandth) otherwise reaches them by halving. That is log2(n)
+// accepted steps, each a full re-run and a control run. A run no cut
+// keeps failing (the failure needs its last operations) pays nothing for
+// it.
 func (sh *shrinker) truncateAt(what sim.Keepable) (shortened bool) {
 	kept := sh.kept(what)
 	cut := func(n int) bool {
@@ -721,11 +731,8 @@ func (sh *shrinker) truncateAt(what sim.Keepable) (shortened bool) {
 	// a good cut, not always the shortest: a bisection, whose cuts below
 	// lo are known to pass. An accepted cut keeps them known: it dropped
 	// only later decisions, so a shorter cut of it is the very run
-	// already tried. (Searching [0, hi] afresh after each accepted cut
-	// re-ran such cuts: ms-expiry-from-load-completion's first round
-	// spent its operations share on seven accepted cuts, 10,267 down to
-	// 9,780 operations, about fourteen re-runs each, and left delta
-	// debugging, which then took the run to 20 operations, no attempt.)
+	// already tried. Searching [0, hi] afresh after each accepted cut would
+	// re-run such cuts and spend the pass's share on them.
 	lo, hi := 0, len(kept)
 	probed := false
 	for lo < hi && sh.budget() {
@@ -784,35 +791,30 @@ func (sh *shrinker) dropSites(what sim.Keepable) {
 // minimizeDraws sets blocks of the world's draws to their smallest value:
 // shorter waits, the first key, the smallest sizes. It tries each quarter
 // and then each sixteenth of the draws, at most 20 re-runs, and goes no
-// finer: each finer level costs four times the re-runs of the one before
-// (64, 256, ... blocks) for what a reader does not count. In make audit's
-// shrinks the finer levels took a third of all re-runs (8,382 for the 59
-// that reached them; 5,557 without), most often to keep none (DR's 48,000
-// draws each set a timestamp its failure needs: 115 re-runs of 147, none
-// kept, in each of ten shrinks); without them, 56 of the 59 ended with the
-// same operations, faults and preemptions, 2 with fewer operations (the
-// re-runs went to the operations pass after it) and 1 with 6 faults
-// instead of 3 (TestTheDrawsPassTriesTheLargeBlocksOnly).
+// finer. Each finer level costs four times the re-runs of the one before
+// (64, 256, ... blocks), for what a reader does not count. It most often
+// keeps none: a world whose every draw sets a timestamp its failure needs
+// (DR's) rejects them all. TestTheDrawsPassTriesTheLargeBlocksOnly holds
+// it to the large blocks.
 func (sh *shrinker) minimizeDraws() {
 	sh.smallestDraws(max(len(sh.choices)/4, 1), max(len(sh.choices)/16, 1))
 }
 
 // probeDraws tries, before any operation is dropped, every draw at its
 // smallest and then each quarter of them: at most five re-runs. A world
-// whose smallest draws make it small (TW-10's queue of 4 instead of
-// 2,048, whose every eviction needs the queue full) is small at once, so
-// the operations pass works on hundreds of operations instead of
-// thousands (tw10-activity-ignored: 7 s of shrinking to 0.5 s); a world
-// whose draws set its timing (MS's pauses and latencies) rejects the five
-// and loses five re-runs.
+// whose smallest draws make it small is small at once (TW-10's queue of 4
+// instead of 2,048, whose every eviction needs the queue full). The
+// operations pass then works on hundreds of operations instead of
+// thousands. A world whose draws set its timing (MS's pauses and
+// latencies) rejects the five and loses five re-runs.
 //
-// It accepts only a run with fewer operations: a smaller draw that only
+// It accepts only a run with fewer operations. A smaller draw that only
 // moves the timing (fewer faults, the same operations) would swap the run
-// for another before the operations pass, whose drops in a timing race
-// are a matter of luck either way.
+// for another before the operations pass. That pass's drops in a timing
+// race are a matter of luck either way.
 func (sh *shrinker) probeDraws() {
 	if sh.res.Operations == 0 {
-		return // no run has fewer (MS-8's runs, 1.7 s each, make none)
+		return // no run has fewer (MS-8's runs make none)
 	}
 	sh.fewerOps = true
 	defer func() { sh.fewerOps = false }()
@@ -852,18 +854,17 @@ func (sh *shrinker) shrinkSchedule() {
 	// from here on the schedule is edited, not drawn.
 	sh.guided = true
 	// The cut costs about log2(decisions) re-runs (twelve for MS-8's 3,049
-	// steps) and pays off when it takes many preemptions at once; two or
-	// fewer are cheaper undone one at a time below, and none leave nothing
-	// for the schedule to lose that a reader counts.
+	// steps). It pays off when it takes many preemptions at once. Two or
+	// fewer are cheaper undone one at a time below; with none, the schedule
+	// has nothing left to lose that a reader counts.
 	lo, hi := 0, len(sh.decisions)
 	if len(sh.res.PreemptionSteps) <= 2 {
 		lo = hi
 	}
-	// It tries no decision at all first: a failure that needs no preemption
-	// (a wrong pass, a wrong count) then loses them all in one re-run instead
-	// of log2(decisions) halvings, each with its control re-run
-	// (tw3-scan-all-buckets: 232 preemptions, 6 halvings and 2 undos, at
-	// 0.4 s a re-run); a race loses one re-run.
+	// It tries no decision at all first. A failure that needs no preemption
+	// (a wrong pass, a wrong count) then loses them all in one re-run,
+	// instead of log2(decisions) halvings, each with its control re-run. A
+	// race loses one re-run.
 	for first := true; lo < hi && sh.budget(); first = false {
 		mid := (lo + hi) / 2
 		if first {
@@ -877,8 +878,8 @@ func (sh *shrinker) shrinkSchedule() {
 	}
 	// Undo preemptions, the latest first: an early one often enables the
 	// bug; a late one is often noise. Undoing the preemption of A by B at
-	// step p moves A's next run of steps to p, ahead of B's: every task's
-	// steps keep their order, A goes on where it was cut off, and the rest
+	// step p moves A's next run of steps to p, ahead of B's. Every task's
+	// steps keep their order, and A goes on where it was cut off. The rest
 	// of the list is followed where it still applies. Delta debugging
 	// over the preemption points: undo the later half at once, then
 	// quarters, down to one at a time.
