@@ -20,13 +20,14 @@ import (
 )
 
 // The audit runs compiled test binaries, each built once (go test -c), not
-// go test: go test links a package's test binary again on every call, and
-// the claim phase calls it twice for the families with timed checks, each
-// shard of a sweep once more for every family and every schema build, and
-// audit merge once more again. A sweep builds them before its array starts
-// (audit build -bin DIR) and every shard and the merge run them from DIR
-// (-bin DIR): the array's tasks compile and link nothing, whatever the
-// shard count, and run the very binaries the unsharded audit would.
+// go test. go test links a package's test binary again on every call. The
+// claim phase calls it twice for the families with timed checks; each
+// shard of a sweep calls it once more for every family and every schema
+// build, and audit merge once more again. A sweep builds the binaries
+// before its array starts (audit build -bin DIR), and every shard and the
+// merge run them from DIR (-bin DIR). So the array's tasks compile and
+// link nothing, whatever the shard count, and run the very binaries the
+// unsharded audit would.
 
 // testBinary is the path of pkg's test binary in dir: "./scenarios/dr" is
 // dir/scenarios_dr.test.
@@ -123,13 +124,13 @@ func (r Runner) buildTests(ctx context.Context, dir string, pkgs []string, overl
 // buildTogether builds pkgs' test binaries with one go command (go test
 // -c -o DIR/ with every package) and moves each to its testBinary name. It
 // reports whether every one was built; on false the caller builds them one
-// package at a time, which names the packages that do not build. One
-// command instead of one per package: the go command's own work for a
-// package whose compiled and linked test binary it already holds (loading
-// the packages, hashing their files, copying the binary out of its cache)
-// was 1.4 to 1.7 CPU-s a call (seven calls measured), and an audit makes
-// 15 of them (the claim binaries, the schema builds and the race schema
-// builds, five families each); five in one call took 4.9 CPU-s.
+// package at a time, which names the packages that do not build.
+//
+// One command instead of one per package: the go command has fixed work
+// per call even for a package whose linked test binary it already holds
+// (loading the packages, hashing their files, copying the binary out of
+// its cache). An audit would make 15 such calls: the claim binaries, the
+// schema builds and the race schema builds, five families each.
 func (r Runner) buildTogether(ctx context.Context, dir string, pkgs []string, overlay string, flags []string) bool {
 	if len(pkgs) < 2 {
 		return false

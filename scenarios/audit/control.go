@@ -14,13 +14,13 @@ import (
 // A schema-built mutant's counterexample is checked while it shrinks: the
 // shrinker switches the mutant off (sim/faultswitch) and keeps a smaller
 // run only if the code without it passes. A mutant with a build of its own
-// (a constant used all over its package) cannot be switched off there, so
-// its shrunk run is checked once afterwards, in another process: the
+// (a constant used all over its package) cannot be switched off there. So
+// its shrunk run is checked once afterwards, in another process. The
 // family's test binary without the mutant replays the shrunk file, its
 // schedule followed where it fits (-sim.replay.guided), and its seed's
-// subtest must pass (the test around it may fail on a verdict over all its
-// seeds, such as a probe's minimum, which one replayed seed does not
-// reach). That checks the result, not the way to it.
+// subtest must pass. (The test around it may fail on a verdict over all
+// its seeds, such as a probe's minimum, which one replayed seed does not
+// reach.) That checks the result, not the way to it.
 
 // Values of MutantResult.AfterControl.
 const (

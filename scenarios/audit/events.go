@@ -16,10 +16,11 @@ import (
 )
 
 // The audit reads its test processes through go test -json's events (go
-// doc cmd/test2json), not through their text: which test failed, which
+// doc cmd/test2json), not through their text. Which test failed, which
 // package did not build or ran no test, which test was still running when
-// a hang ran out, are fields of events, not lines that a test's own output
-// could imitate or that a change of go test's wording would break. The
+// a hang ran out: these are fields of events. Lines of text could be
+// imitated by a test's own output, or broken by a change of go test's
+// wording. The
 // text the events carry is kept for people (output.txt).
 
 // testEvent is one event of go test -json (cmd/test2json's TestEvent, less
@@ -286,10 +287,10 @@ func (t *testRun) say(l string) {
 }
 
 // catch names what made a mutant's checks fail, when no seed's failure
-// does: a hang, the first failing test (by its name alone: two runs of the
-// same mutant, compared by audit -verify-schemata, must read the same), a
-// data race that ended the process before any test failed, or a panic on
-// a goroutine of the test's.
+// does. That is a hang; the first failing test; a data race that ended the
+// process before any test failed; or a panic on a goroutine of the test's.
+// A test is named by its name alone: two runs of the same mutant, compared
+// by audit -verify-schemata, must read the same.
 func (t *testRun) catch() string {
 	switch {
 	case t.hang != "":

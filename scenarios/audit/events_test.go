@@ -81,10 +81,11 @@ func readStreams(t *testing.T, names ...string) (*testRun, []string) {
 }
 
 // TestRecordedEventStreams: the audit reads each way a test process ends
-// from its events alone, the same from go test -json as from a compiled
-// binary run through test2json (runBinary): the failed tests, a build that
-// failed, a package that ran no test, a hang and the test it held, a
-// panic, and the progress lines a user sees. The streams are recorded from
+// from its events alone. It reads the same from go test -json as from a
+// compiled binary run through test2json (runBinary). The ways are the
+// failed tests, a build that failed, a package that ran no test, a hang
+// and the test it held, a panic, and the progress lines a user sees. The
+// streams are recorded from
 // testdata/events: go test -run TestRecordedEventStreams -update.
 func TestRecordedEventStreams(t *testing.T) {
 	if *updateStreams {
@@ -153,9 +154,10 @@ func TestFailedTestsAreReadFromTheEvents(t *testing.T) {
 }
 
 // catch names what caught a mutant when no seed's failure does: the first
-// failing test by its name alone (two runs of one mutant must read the
-// same), a hang, a data race that ended the process before any test
-// failed, with the test it happened in when there is one, or a panic.
+// failing test, a hang, a data race that ended the process before any test
+// failed (with the test it happened in, when there is one), or a panic. A
+// test is named by its name alone: two runs of one mutant must read the
+// same.
 func TestTheCatchIsNamedFromTheEvents(t *testing.T) {
 	const pkg = `"Package":"p"`
 	for _, c := range []struct{ events, want string }{

@@ -158,13 +158,14 @@ func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]strin
 // failure is for Judge to report.
 //
 // Each package's checks run in a process of their own, up to r.ClaimProcs
-// at once, but for the timed checks (TimedTests): those run first, one
-// process at a time, before any other process of the audit starts, so none
-// loads the machine while they measure. The records, the stats and the
-// output are then put together package by package in r.Pkgs' order, each
-// package's untimed part before its timed one, whatever order the
-// processes ended in: the same files, and the same audit, for any number
-// of processes at once. RunAudit runs the mutants in the same budget.
+// at once. The timed checks (TimedTests) are the exception: they run
+// first, one process at a time, before any other process of the audit
+// starts, so none loads the machine while they measure. The records, the
+// stats and the output are then put together package by package in
+// r.Pkgs' order, each package's untimed part before its timed one. That
+// order does not depend on the order the processes ended in, so any number
+// of processes at once gives the same files and the same audit. RunAudit
+// runs the mutants in the same budget.
 func (r Runner) RunClaims(ctx context.Context, pattern string, seeds int) ([]findings.Record, []string, error) {
 	c, err := r.startClaims(ctx, pattern, seeds)
 	if err != nil {
@@ -377,18 +378,17 @@ func (r Runner) runSchemaMutant(ctx context.Context, m mutants.Mutant, seeds int
 
 // judgeMutant runs a mutant's checks through run and reads the outcome.
 // Both ways of running a mutant pass -failfast: a mutant is caught by its
-// first failure, so once a check (or one of its configurations, such as
-// DR-2's 4,000 points per key before its 400,000) has failed, no further
-// test or subtest is started; the verdict, the first failing seed and its
-// shrink are the same, at a fraction of the time (the audit's mutant phase
-// spent most of its time in configurations run after the catch).
+// first failure. Once a check, or one of its configurations (such as
+// DR-2's 4,000 points per key before its 400,000), has failed, no further
+// test or subtest is started. The verdict, the first failing seed and its
+// shrink are the same, and the configurations after the catch cost
+// nothing.
 //
 // A mutant whose checks fly seeds is screened first: its checks run on one
 // seed each (findings.ScreenEnv), judged only on what that seed breaks on its
-// own. Most mutants are caught there, by their first seed, after one seed
-// of each check before the catching one instead of the whole budget of
-// each (make audit's mutant phase: 70 s of process time of which most went
-// to checks run in full before the one that caught). One seed is the same
+// own. Most mutants are caught there, by their first seed. Each check
+// before the catching one then costs one seed instead of its whole budget.
+// One seed is the same
 // run whatever the budget (a seed is defined by its test and index), so a
 // catch there is the catch the full run would make at that seed. A mutant
 // the screen does not catch runs again over its whole budget, judged in
@@ -425,16 +425,15 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 		env[findings.ScreenEnv] = "1"
 	}
 	// Nothing reads a caught seed's own artifacts (its full trace and
-	// replay file): its first failure is reported by name and seed, which
-	// the command in its output.txt re-runs, and its counterexample is the
+	// replay file). Its first failure is reported by name and seed, which
+	// the command in its output.txt re-runs. Its counterexample is the
 	// shrunk run, whose replay file, trace, interleaving and timeline the
 	// shrink writes whatever this says (shrunk/ under the seed's artifact
-	// directory). Writing them re-ran every caught seed with its full
-	// trace on: 169 MB at make audit-quick's seeds, and at make audit's a
-	// tenth of the mutants' time (tw3-scan-all-buckets: 2 s of 8.5).
+	// directory). Writing them would re-run every caught seed with its
+	// full trace on.
 	env["WINDTUNNEL_SIM_ARTIFACTS"] = "false"
 	// One seed at a time: a mutant is caught by its first failing seed,
-	// most often the first, and the seeds run ahead of it beside it
+	// most often the first. The seeds run ahead of it beside it
 	// (-sim.parallel's default, one per core) are work thrown away when it
 	// fails, on cores the audit's other processes are using. A mutant that
 	// needs many seeds gets no core the budget has not already given out.
@@ -542,7 +541,7 @@ func (r Runner) mutantTimeout() time.Duration {
 // their results in catalogue order. With schemata, the mutants that edit
 // one function share one test binary per claim family (mutant schemata,
 // mutants.BuildSchema): one build for the whole catalogue instead of one
-// per mutant; the others, and every mutant of a family whose schema build
+// per mutant. The others, and every mutant of a family whose schema build
 // fails, get a build of their own.
 func (r Runner) RunMutants(ctx context.Context, ms []mutants.Mutant, seeds, parallel int, schemata bool) []MutantResult {
 	b := r.buildMutants(ctx, ms, parallel, schemata)
@@ -631,11 +630,10 @@ type MutantPhase struct {
 // RunAudit runs a whole audit's processes: the claim phase of RunClaims
 // and, unless mp is nil, the mutants of RunMutants, in one budget of
 // r.ClaimProcs processes at once (at least one). Everything is built first,
-// the claim binaries and the schema builds side by side; then the timed
-// checks run alone; then the untimed claim parts and the mutants share the
+// the claim binaries and the schema builds side by side. Then the timed
+// checks run alone. Then the untimed claim parts and the mutants share the
 // budget, the claim parts first (slots), so that neither phase's tail
-// leaves a core idle (the claim phase ended with TW alone on one core for a
-// fifth of its time, and the mutant phase waited for it). The results are
+// leaves a core idle while the other waits. The results are
 // the ones the two calls one after the other would give, in the same
 // order: only the progress lines interleave. The mutants' results are nil
 // without a mutant phase.
@@ -678,11 +676,11 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	return l.w.Write(b)
 }
 
-// VerifySchemata runs every schematized mutant of ms both ways, on the
+// VerifySchemata runs every schematized mutant of ms both ways: on the
 // schema build (the race schema's, for a Race mutant) and on an overlay of
-// its own, and lists every mutant whose outcome differs (caught or not,
-// the seeds it took or the race-detector runs that caught it, the check
-// that caught it): the faster path must not hide a survivor.
+// its own. It lists every mutant whose outcome differs: caught or not, the
+// seeds it took or the race-detector runs that caught it, the check that
+// caught it. The faster path must not hide a survivor.
 func (r Runner) VerifySchemata(ctx context.Context, ms []mutants.Mutant, seeds, parallel int) []string {
 	b := r.buildMutants(ctx, ms, parallel, true)
 	var problems []string

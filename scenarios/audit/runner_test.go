@@ -170,9 +170,9 @@ func TestAMutantRunsOneSeedAtATime(t *testing.T) {
 
 // TestRaceMutantsRunAtEveryRaceCPU: a Race mutant's checks run under the
 // race detector at one processor and then two (mutants.RaceCPUs), and
-// make race runs the RaceFree checks the same way: a check that catches
-// its mutant only when the machine lends it two idle cores is a verdict
-// that depends on the load (CI saw one survive).
+// make race runs the RaceFree checks the same way. A check that catches
+// its mutant only when the machine lends it two idle cores gives a verdict
+// that depends on the load.
 func TestRaceMutantsRunAtEveryRaceCPU(t *testing.T) {
 	m := failfastMutant()
 	plain := overlayTestArgs(m, "/o.json")
@@ -228,9 +228,9 @@ func racyMutant() mutants.Mutant {
 }
 
 // TestRaceMutantRunsAreCountedOneProcessEach: a Race mutant's checks run
-// mutants.RaceRuns times at each of mutants.RaceCPUs, each run a process
-// of its own (the detector reports a race once per process, so a second
-// run in one process would pass), and every run is counted: a check that
+// mutants.RaceRuns times at each of mutants.RaceCPUs. Each run is a
+// process of its own: the detector reports a race once per process, so a
+// second run in one process would pass. Every run is counted: a check that
 // misses the race on some runs is a problem, not a catch.
 func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
 	if testing.Short() {
@@ -286,9 +286,9 @@ func TestRaceMutantRunsAreCountedOneProcessEach(t *testing.T) {
 // TestMutantsAreScreenedOnOneSeedFirst: a mutant's checks fly one seed each
 // first, judged only on what that seed breaks (findings.ScreenEnv). A mutant
 // the first seed catches is caught there, without the seeds of the checks
-// before the catching one (fixture-first: TestEarly flies 1 seed, not 10);
-// one that takes more seeds passes the screen and is caught by the full run
-// at the same seed as without the screen (fixture-late: its third). The
+// before the catching one (fixture-first: TestEarly flies 1 seed, not 10).
+// One that takes more seeds passes the screen. The full run then catches
+// it at the same seed as without the screen (fixture-late: its third). The
 // fixture's TestEarly needs a probe one seed does not reach: the screen must
 // not count that against the mutant (unscreened, one seed fails it alone).
 func TestMutantsAreScreenedOnOneSeedFirst(t *testing.T) {

@@ -14,10 +14,10 @@ import (
 // TestEverySeededCheckCanBeScreened keeps the one-seed screen of a mutant's
 // checks (Runner.judgeMutant) honest: a screened check must fail only on
 // what one seed breaks, whatever the number of seeds. claims.Run does so
-// (findings.ScreenEnv); a family test that flew seeds through simtest itself,
-// or asserted on claims.Run's outcome (a count, a rate over the seeds),
-// could fail at one seed on the code without any mutant, and the screen
-// would then call every mutant of its claim caught.
+// (findings.ScreenEnv). A family test could fly seeds through simtest
+// itself, or assert on claims.Run's outcome (a count, a rate over the
+// seeds). Such a test could fail at one seed on the code without any
+// mutant, and the screen would then call every mutant of its claim caught.
 func TestEverySeededCheckCanBeScreened(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)

@@ -64,10 +64,10 @@ type ShrinkStats struct {
 	Unshrunk []string
 	// Controlled counts the shrunk counterexamples checked against the
 	// code without their mutant (faultswitch: each passes there, and so
-	// did every smaller run kept on the way); Refused sums the smaller
-	// failing runs refused because that code failed them too; Uncontrolled
-	// names the shrunk ones that could not be checked (a mutant with a
-	// build of its own cannot be switched off).
+	// did every smaller run kept on the way). Refused sums the smaller
+	// failing runs refused because that code failed them too. Uncontrolled
+	// names the shrunk ones that could not be checked: a mutant with a
+	// build of its own cannot be switched off.
 	Controlled, Refused int
 	Uncontrolled        []string
 	// After names the controlled ones checked only after their shrink (a

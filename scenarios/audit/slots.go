@@ -4,13 +4,14 @@ import "sync"
 
 // slots is the audit's budget of processes at once, shared by the claim
 // phase and the mutant phase so that neither leaves a core idle while the
-// other has work: the claim phase's longest package (TW, about 36 s at 50
-// seeds) no longer ends with one core doing nothing, and the mutants no
-// longer wait for it. A freed slot goes to the waiter of the lowest
-// priority number first, and among waiters of one priority to the
-// earliest: the claim parts (priorityClaims), started longest first, take
-// the slots before any mutant, so the long ones begin at once and the
-// short mutants fill the end.
+// other has work. The claim phase's longest package (TW) no longer ends
+// with one core doing nothing, and the mutants no longer wait for it.
+//
+// A freed slot goes to the waiter of the lowest priority number first,
+// and among waiters of one priority to the earliest. The claim parts
+// (priorityClaims), started longest first, take the slots before any
+// mutant. So the long ones begin at once and the short mutants fill the
+// end.
 //
 // It is orchestration of real processes, outside every simulation: the
 // determinism rules of impl/ and sim/ do not apply, and it uses a mutex.

@@ -9,10 +9,14 @@ import (
 )
 
 // TimedTests are the claim checks, by family package, that read the real
-// clock and judge what they read: DR-8's lock waits and TW-9's pass times
-// (ratios against a baseline in the same run), TW-6's cost of an operation
-// on a small and a large wheel, TW-8's pass times against the ones measured
-// from outside. A second process on the same cores would be measured with
+// clock and judge what they read:
+//
+//   - DR-8's lock waits and TW-9's pass times, as ratios against a baseline
+//     in the same run.
+//   - TW-6's cost of an operation on a small and a large wheel.
+//   - TW-8's pass times against the ones measured from outside.
+//
+// A second process on the same cores would be measured with
 // them, so they run before every other check and mutant of the audit, one
 // process at a time. TestTimedTestsAreTheOnesThatReadTheClock keeps the list equal to
 // the tests that reach a //windtunnel:realtime clock read, both ways.
@@ -22,11 +26,10 @@ var TimedTests = map[string][]string{
 }
 
 // longestFirst orders the claim phase's processes: the families whose
-// untimed checks take longest start first, so the last process to start is
-// a short one and the processes at once end close together (at make
-// audit-quick's seeds, on 2 cores: dr 20 s, tw 19 s, oc 15 s, ms 13 s, lf
-// 1 s; starting them in CLAIMS.md's order ended 6 s later). Only the start
-// order: the results are joined in the packages' order whatever it is.
+// untimed checks take longest start first. The last process to start is
+// then a short one, and the processes at once end close together. It sets
+// only the start order: the results are joined in the packages' order
+// whatever it is.
 var longestFirst = []string{"./scenarios/dr", "./scenarios/tw", "./scenarios/oc", "./scenarios/ms", "./scenarios/lf"}
 
 // startOrder returns the indexes of parts' untimed processes, longest

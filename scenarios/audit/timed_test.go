@@ -15,14 +15,14 @@ import (
 )
 
 // TestTimedTestsAreTheOnesThatReadTheClock keeps TimedTests honest both
-// ways: every top-level test of a family package that reaches a clock read
-// annotated //windtunnel:realtime is listed (else it would run beside other
-// claim processes and measure them too), and every listed test exists and
-// reaches one (else the list keeps a check out of the parallel part for
-// nothing, or names a test that was renamed). "Reaches": the read is in the
+// ways. Every top-level test of a family package that reaches a clock read
+// annotated //windtunnel:realtime is listed; else it would run beside
+// other claim processes and measure them too. Every listed test exists and
+// reaches one; else the list keeps a check out of the parallel part for
+// nothing, or names a test that was renamed. "Reaches": the read is in the
 // test, in a function it names, or in a method of a type it names, and so
-// on; a method is reached through its type, not its name, so a call of some
-// other type's Lock does not count.
+// on. A method is reached through its type, not its name, so a call of
+// some other type's Lock does not count.
 func TestTimedTestsAreTheOnesThatReadTheClock(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)

@@ -8,9 +8,9 @@ import (
 // Usage is what the processes an audit started and waited for used, all
 // of them together: the go commands that built its binaries, the claim
 // parts, every mutant's runs. It is the figure to read when an audit got
-// slower: on a machine where a page fault costs microseconds, kernel time
-// was a quarter of make audit's CPU (short processes each touching a fresh
-// heap), which the wall time alone does not show.
+// slower. Short processes each touch a fresh heap, so where a page fault
+// is dear, kernel time is a large share of the CPU, which the wall time
+// alone does not show.
 type Usage struct {
 	User, System time.Duration
 	MinorFaults  int64
