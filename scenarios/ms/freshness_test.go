@@ -64,19 +64,19 @@ func staleness(w *pods.World, b claims.Bound, grants, denials bool) (claims.Samp
 	return out, nil
 }
 
-// TestMS2_RaceToTheBound checks MS-2 where it is hardest: a membership is
-// removed (and another granted) right after a cold load on a pod that never
-// hears the invalidation took its snapshot, half the seeds after waiting in
-// the pool; the same user then checks from inside the freshness window to
-// past its end. The worst grant and the worst denial are just under the
-// bound, and none at or past it: a longer freshness, expiry counted from
-// the load's completion, or a comparison that serves at exactly the expiry
-// answer a probe past it.
+// TestMS2_RaceToTheBound checks MS-2 where it is hardest. A membership is
+// removed (and another granted) right after a cold load took its snapshot
+// on a pod that never hears the invalidation; half the seeds load after
+// waiting in the pool. The same user then checks from inside the freshness
+// window to past its end. The worst grant and the worst denial are just
+// under the bound, and none at or past it. A longer freshness, expiry
+// counted from the load's completion, or a comparison that serves at
+// exactly the expiry would answer a probe past it.
 //
 // It is declared before TestMS2_FreshnessFromCheckout so that go test runs
-// it first: a mutant of the bound is then caught by this race's few
-// operations, which shrink in milliseconds, before the random workload's
-// seeds run at all (the audit stops a mutant's run at its first failure).
+// it first. The audit stops a mutant's run at its first failure, so a
+// mutant of the bound is caught by this race's few operations before the
+// random workload's seeds run at all.
 func TestMS2_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "MS-2", Bound: "freshness", Options: simtest.Options{Seeds: 10},
@@ -99,10 +99,10 @@ func TestMS2_RaceToTheBound(t *testing.T) {
 	})
 }
 
-// TestMS2_FreshnessFromCheckout checks MS-2 on a random workload: with lost
-// invalidations, slow membership loads and pool waits, a membership check
+// TestMS2_FreshnessFromCheckout checks MS-2 on a random workload, with lost
+// invalidations, slow membership loads and pool waits. A membership check
 // is answered from a snapshot less than the freshness bound old, counted
-// from the connection checkout: both grant- and deny-staleness stay below
+// from the connection checkout. Both grant- and deny-staleness stay below
 // it. Three pods; one loses 90–100% of its invalidations on top of the
 // seed's swarm bus faults, so only expiry bounds its answers. It samples
 // the window; TestMS2_RaceToTheBound drives it to its end.
@@ -154,9 +154,9 @@ func raceWorld(s *sim.Sim, poolWait bool) (*pods.World, error) {
 }
 
 // raceMembership races one membership change against a cold load of the
-// user's snapshot on the reading pod: the load checks out its connection
-// and takes its snapshot at t0, the change commits at t0 right after it,
-// the load returns after a seeded latency, and the same user's checks
+// user's snapshot on the reading pod. The load checks out its connection
+// and takes its snapshot at t0, and the change commits at t0 right after
+// it. The load returns after a seeded latency. The same user's checks then
 // probe the pod from inside the freshness window to past its end. With
 // poolWait, the pool has one connection and another user's slow check
 // holds it when the load starts, so the load waits in the pool before it
@@ -209,9 +209,9 @@ func raceMembership(s *sim.Sim, w *pods.World, b claims.Bound, u authz.ID, chang
 	return s.Sleep(ctx, b.Duration()/5)
 }
 
-// TestMS10_RaceToTheBound checks MS-10 where it is hardest: a membership is
-// granted right after a cold load on another pod took its snapshot, and
-// that pod never hears of it: the new member is denied there until just
+// TestMS10_RaceToTheBound checks MS-10 where it is hardest. A membership
+// is granted right after a cold load on another pod took its snapshot, and
+// that pod never hears of it. The new member is denied there until just
 // under the freshness bound, and never at or after it. It is declared
 // first, like TestMS2_RaceToTheBound, so that a mutant of the bound is
 // caught by this race before the random workload runs.

@@ -33,27 +33,26 @@ type Mutant struct {
 	// Race runs its checks under the race detector (go test -race), on its
 	// family's race schema build (BuildRaceSchema) or, failing that, a
 	// build of its own: for a data race the simulator cannot see. The
-	// simulator runs one task at a time and orders every switch, so a lock
+	// simulator runs one task at a time and orders every switch. So a lock
 	// left out around code with no scheduling point inside changes nothing
-	// it can observe; its checks on real goroutines, under the race
+	// it can observe. The checks on real goroutines, under the race
 	// detector, see the unordered accesses. They run at each of RaceCPUs.
 	Race bool
 }
 
 // RaceCPUs are the GOMAXPROCS values (go test -cpu) a Race mutant's checks
 // run at, and make race's RaceFree checks. One processor first: there the
-// goroutines interleave only where the checks and their pool yield, so the
-// verdict does not hang on how many cores a loaded machine lends the run
-// (CI once saw dr-query-without-read-lock survive when the recorders ran
-// to their end before the reader started). Then two, in parallel.
+// goroutines interleave only where the checks and their pool yield. So the
+// verdict does not hang on how many cores a loaded machine lends the run.
+// Then two, in parallel.
 const RaceCPUs = "1,2"
 
 // RaceRuns is how many times a Race mutant's checks run at each of
 // RaceCPUs, each run a process of its own (the detector reports a race
 // once per process). The race detector sees only the accesses a run makes,
-// so a check may catch a mutant on one run and miss it on the next: the
-// audit runs them all, and a run the mutant survived is a problem even
-// when another caught it.
+// so a check may catch a mutant on one run and miss it on the next. The
+// audit runs them all; a run the mutant survived is a problem even when
+// another caught it.
 const RaceRuns = 3
 
 // Mutant kinds, as audit.json reports them.
