@@ -18,7 +18,7 @@ func TestEquivalentsParse(t *testing.T) {
 	ok, err := parseEquivalents("# comment\n\n0123456789ab the counter is only read by tests\n")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"0123456789ab": "the counter is only read by tests"}, ok)
-	for text, want := range map[string]string{
+	for text, want := range map[string]string{ //windtunnel:unordered each case alone
 		"xyz argument\n":                       `equivalent.txt:1: "xyz" is not a mutant key`,
 		"0123456789ab\n":                       "needs a one-line argument",
 		"0123456789ab a\n0123456789ab b\n":     "listed twice",
