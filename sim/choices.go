@@ -19,32 +19,34 @@ import (
 // stream (and its own recording, Result.Decisions), so a shrinker edits the
 // two apart.
 //
-// The draws are one list in the order they were made; past its end every
+// The draws are one list in the order they were made. Past its end every
 // draw is the smallest value that terminates (1: a zero would spin
-// math/rand's rejection sampling forever), and a run that keeps drawing
-// past the end (maxOverrun draws) panics, so an edited list cannot hang a
-// run. The Keep answers are lists of their own, one per Keepable, indexed
+// math/rand's rejection sampling forever). A run that keeps drawing past
+// the end (maxOverrun draws) panics, so an edited list cannot hang a run.
+// The Keep answers are lists of their own, one per Keepable, indexed
 // by the ordinal of the Keep call of that kind: dropping the 7th operation
 // leaves the 8th the 8th, whatever the 7th would have drawn. Past the end
 // of a Keep list the answer is false, so a list cut short drops every
 // later operation (or fault).
 //
-// A recorded run's choices can be replayed keyed (protocol.Keeps.ChoiceKeys set,
-// which a shrinker and a shrunk replay file do): every draw and every Keep
-// answer then says which task made it and its ordinal among that task's
-// draws (or Keep calls of the kind) (protocol.KeepKey), and the replay hands each
-// task's n-th draw and answer back by that key instead of by the run's
-// ordinal: a key the list does not hold answers false, or draws a value
-// of its own (freshDraw). The run's ordinal is fragile under edits: a client whose
-// loop is bounded by virtual time makes more draws and Keep calls once its
-// operations are dropped (they take no time), tasks interleave differently
-// once the schedule changes, and either moves every later ordinal onto
-// another task's call. Keyed, dropping one task's operations leaves every
-// other task's draws and answers where they were; and what a component
-// draws and asks Keep while serving one of a task's operations (a
-// statement's latency and fault, inside protocol.Inside) is keyed by that
-// operation, so dropping it moves none of the task's other draws or
-// answers onto another operation's. Draws and answers are
+// A recorded run's choices can be replayed keyed (protocol.Keeps.ChoiceKeys
+// set, which a shrinker and a shrunk replay file do). Every draw and every
+// Keep answer then says which task made it, and its ordinal among that
+// task's draws or Keep calls of the kind (protocol.KeepKey). The replay
+// hands each task's n-th draw and answer back by that key, not by the
+// run's ordinal. A key the list does not hold answers false, or draws a
+// value of its own (freshDraw).
+//
+// The run's ordinal is fragile under edits. A client whose loop is bounded
+// by virtual time makes more draws and Keep calls once its operations are
+// dropped (they take no time). Tasks interleave differently once the
+// schedule changes. Either moves every later ordinal onto another task's
+// call. Keyed, dropping one task's operations leaves every other task's
+// draws and answers where they were. What a component draws and asks Keep
+// while serving one of a task's operations (a statement's latency and
+// fault, inside protocol.Inside) is keyed by that operation. So dropping
+// it moves none of the task's other draws or answers onto another
+// operation's. Draws and answers are
 // keyed together or not at all: a task's Keep follows its own draws, and
 // keying one of the two would pair answers with other tasks' draws.
 
@@ -133,9 +135,9 @@ func (w *worldSource) Uint64() uint64 {
 			v = w.list[j]
 		} else {
 			// A draw the recorded run never made (a loop that runs longer
-			// once its operations are dropped): a value of its own, from
-			// its key, not the smallest one, which would make every wait
-			// of such a loop zero and the loop spin to its limit.
+			// once its operations are dropped) gets a value of its own,
+			// from its key. The smallest one would make every wait of such
+			// a loop zero, and the loop would spin to its limit.
 			if w.overrun >= maxOverrun {
 				panic(fmt.Sprintf("sim: the run drew %d values its %d choices do not hold: an edited choice list that never ends the run", maxOverrun, len(w.list)))
 			}
@@ -165,10 +167,9 @@ func (w *worldSource) Uint64() uint64 {
 }
 
 // presize gives a recording keyed replay room for about as many draws
-// and Keep sites as the run it edits made: a shrinker's re-runs record
-// tens of thousands of each, and growing the lists by doubling was a
-// tenth of a re-run's time (copying, and the collector scanning the
-// copies).
+// and Keep sites as the run it edits made. A shrinker's re-runs record
+// tens of thousands of each; growing the lists by doubling would spend a
+// re-run's time copying them, and the collector's scanning the copies.
 func (w *worldSource) presize(k protocol.Keeps) {
 	if !w.record {
 		return
@@ -237,10 +238,10 @@ func (w *worldSource) decide(what Keepable, label string, key keepKey, pos int) 
 	// A keyed replay records no call it answers false: an unlisted key is
 	// answered false too, so the recording replays the same without it.
 	// Why: a shrinker's edited run may ask far more Keep calls than the
-	// run it edits (a thread whose opens were dropped never fills its
-	// queue, so every burst asks for its full size: 320,000 calls against
-	// 32,000 in TW-10's world), all of them dropped, and recording each
-	// was most of such a re-run. The sites' Index is then the recorded
+	// run it edits, all of them dropped. A thread whose opens were dropped
+	// never fills its queue, so every burst asks for its full size (ten
+	// times the calls in TW-10's world). Recording each would be most of
+	// such a re-run. The sites' Index is then the recorded
 	// position, which is what KeepsOf lists it at.
 	if w.record && (keep || !w.keyed) {
 		if len(w.sites) >= w.max {
@@ -332,12 +333,12 @@ func (w *worldSource) position(slot int, sl []int32, key keepKey) int {
 // error and fault, a message's delay and loss. The workload's own draws
 // (which operation, on which key, how long to think) are made outside. A
 // seed's run is the same with or without it. A keyed replay
-// (Keeps.ChoiceKeys) keys the marked calls by the operation, the task's
-// count of KeepOperation calls before it, and their ordinal within it: so
-// when a shrinker drops an operation, whose statements then draw nothing
-// and inject nothing, every other operation's draws and faults, and the
-// workload's, stay where they were; keyed by the task's ordinal alone,
-// every later one of its draws would move onto another. Scopes nest; End
+// (Keeps.ChoiceKeys) keys the marked calls by the operation (the task's
+// count of KeepOperation calls before it) and their ordinal within it. A
+// shrinker may drop an operation, whose statements then draw nothing and
+// inject nothing. Every other operation's draws and faults, and the
+// workload's, then stay where they were. Keyed by the task's ordinal
+// alone, every later one of its draws would move onto another. Scopes nest; End
 // closes the one inside opened.
 func (s *Sim) inside() protocol.Scope {
 	if t := s.current; t != nil {
@@ -395,8 +396,8 @@ func (s *Sim) KeepFor(what Keepable, label string) bool {
 // KeepsLeft reports whether a later Keep call of the kind by the current
 // task may be answered true. It is false only in a keyed replay (a
 // shrinker's re-run) whose list answers every later call of the task's
-// false: a workload loop may then end, sleeping out the time it had left
-// if others count on it, instead of running an idle tail whose every
+// false. A workload loop may then end, sleeping out the time it had left
+// if others count on it. Otherwise it runs an idle tail whose every
 // operation is dropped. Such tails were most of a truncated shrink's
 // re-runs: forty clients pausing and skipping to the horizon long after
 // the last operation kept. A seed's run, or a replay by ordinal, keeps
@@ -431,11 +432,11 @@ func (s *Sim) KeepsLeft(what Keepable) bool {
 		}
 		// The keys the index filed sparse count as much: the answer must
 		// not depend on how the keys are filed. A recording leaves out
-		// the calls it answered false, so a run's own keys can be dense
+		// the calls it answered false. So a run's own keys can be dense
 		// while its recording's, the same answers with gaps, are filed
-		// sparse: answering true for a sparse index ("do not guess") made
-		// the recording's replay run tails the run had ended, and a
-		// shrunk run that did not replay its own failure.
+		// sparse. Answering true for a sparse index ("do not guess") would
+		// make the recording's replay run tails the run had ended: a
+		// shrunk run that does not replay its own failure.
 		for k, j := range w.ix[what].Sparse { //windtunnel:unordered a maximum
 			if k.Task == st.name && k.N > st.last[what] && j < len(l) && l[j] {
 				st.last[what] = k.N
@@ -446,14 +447,13 @@ func (s *Sim) KeepsLeft(what Keepable) bool {
 }
 
 // recordPromises records, at the end of a recording keyed replay, the
-// call each task's KeepsLeft was promised but never reached: for a task
-// that asked KeepsLeft, the last of its calls the lists answer true, if
-// the task never made it (its loop ended another way: the run's end, a
-// limit). Without it the recording, which lists only the calls made,
-// would answer that task's KeepsLeft false where the run answered true,
-// and its replay would end a loop the run went on with: a shrunk run
-// that does not replay its failure (tw10-activity-ignored's, whose
-// worker slept on in the run and quit at once in the replay). The
+// call each task's KeepsLeft was promised but never reached. For a task
+// that asked KeepsLeft, that is the last of its calls the lists answer
+// true, if the task never made it (its loop ended another way: the run's
+// end, a limit). The recording lists only the calls made. Without the
+// promise it would answer that task's KeepsLeft false where the run
+// answered true. Its replay would then end a loop the run went on with: a
+// shrunk run that does not replay its failure. The
 // promise is a kept call like any other: a later run that reaches it
 // keeps it, as the run's lists would have, and a shrinker may drop it.
 func (w *worldSource) recordPromises() {

@@ -3,11 +3,11 @@ package sim
 // Bounded-exhaustive schedule exploration.
 //
 // Random walk and PCT sample schedules; Explore enumerates them. It runs the
-// program again and again from the same seed, each run under a strategy that
-// follows a prefix of scheduling decisions and then a default rule, and
-// searches the tree of decisions depth first: after each run it backtracks
-// to the deepest decision with an alternative left, and the next run follows
-// the decisions down to it and takes the alternative. The world's random
+// program again and again from the same seed. Each run is under a strategy
+// that follows a prefix of scheduling decisions and then a default rule.
+// It searches the tree of decisions depth first. After each run it
+// backtracks to the deepest decision with an alternative left; the next
+// run follows the decisions down to it and takes the alternative. The world's random
 // stream is separate from the schedule's, so every run sees the same
 // workload and faults: only the interleaving changes.
 //
@@ -69,8 +69,8 @@ package sim
 // 2014): one run per equivalence class, apart from a few cut short. With a
 // bound it is BPOR (Coons, Musuvathi and McKinley, OOPSLA 2013): Flanagan and
 // Godefroid's DPOR (POPL 2005) plus the same alternative at the last context
-// switch before the racing step, because plain DPOR under a bound misses
-// states; sleep sets are off then, since they are unsound under a bound, and
+// switch before the racing step. Plain DPOR under a bound misses states.
+// Sleep sets are off then, since they are unsound under a bound, and
 // ReductionSleepSets with a bound is an error.
 //
 // Every blocked lock attempt is a step of its own (the task runs, finds the
@@ -81,16 +81,17 @@ package sim
 // The reduction's soundness rests on one assumption the simulator cannot
 // check, as it cannot see plain memory accesses between scheduling points:
 // the program is data-race-free with respect to sim objects. Every variable
-// that two tasks share is read and written only while holding a sim lock
-// that guards it, or handed over through a sim object (an event set after
-// the write, a wait group, Go), or touched only in steps that are dependent
-// with everything (for example right after a Yield). A program that breaks
+// that two tasks share is read and written in one of three ways: only
+// while holding a sim lock that guards it; handed over through a sim
+// object (an event set after the write, a wait group, Go); or only in
+// steps that are dependent with everything (for example right after a
+// Yield). A program that breaks
 // this, such as a variable written under two different locks, may lose
 // states under a reduction (TestReductionAssumesDataRaceFreedom shows one);
 // ReductionNone makes no assumption. Code that keeps the *rand.Rand of
 // Sim.Rand and draws from it later hides those draws: call Sim.Rand at each
-// draw. StepDuration moves the clock on every step, which makes every step
-// observe how many steps ran before it, so a reduction needs StepDuration 0.
+// draw. StepDuration moves the clock on every step, so every step observes
+// how many steps ran before it. A reduction therefore needs StepDuration 0.
 //
 // # Results and replay
 //
