@@ -40,9 +40,9 @@ import (
 // community's open set, a channel of it was revoked through another pod
 // (the reading pod loses every invalidation), and the entry has aged past
 // the open set's max age while it is still inside the TTL. That entry is
-// what a wrong ending would fall back on (a retry after the abandoned read,
-// or a failed read, answered from it): its answer grants the revoked
-// channel longer than OC-2 allows, so the aged runs judge the answers with
+// what a wrong ending would fall back on: a retry after the abandoned
+// read, or a failed read, answered from it. Its answer grants the revoked
+// channel longer than OC-2 allows. So the aged runs judge the answers with
 // OC-2's grant-staleness bound as well as against the final tables.
 //
 // The same construction checks the answers (OC-1,
@@ -125,10 +125,10 @@ func TestOC1_SharedReadFailedOrAbandoned(t *testing.T) {
 // the shared read that ends badly: the pod's cached open set is past its
 // max age (inside its TTL) and lists a channel revoked meanwhile, whose
 // invalidation the pod lost. The random churn and the races of the other
-// OC-2 checks never make a leader give up or a read fail, so a lookup that
-// starts over after an abandoned read, or one that meets a failed read,
-// and answers from that aged entry (a grant as stale as the entry is old)
-// showed nowhere. Every non-member grant of the run is judged by the exact
+// OC-2 checks never make a leader give up or a read fail. So nothing else
+// shows a lookup that answers from that aged entry (a grant as stale as
+// the entry is old) after an abandoned or a failed read. Every non-member
+// grant of the run is judged by the exact
 // staleness checker against the table's bound; a retry over the aged entry
 // must be reached (probe).
 func TestOC2_SharedReadEndingOverAgedOpenSet(t *testing.T) {
@@ -153,11 +153,11 @@ func TestOC2_SharedReadEndingOverAgedOpenSet(t *testing.T) {
 }
 
 // TestOC9_MetricsAcrossFailedAndAbandonedReads checks OC-9 on the same
-// constructions, with reads ending badly in both halves: each lookup counts
-// one miss of each half it reached (every lookup reaches the member half;
-// one whose member read failed or was abandoned reaches no open half),
-// however often a joiner had to start over after an abandoned read, and
-// none counts a hit. The open-half misses are reason="absent" from the cold
+// constructions, with reads ending badly in both halves. Each lookup
+// counts one miss of each half it reached, however often a joiner had to
+// start over after an abandoned read, and none counts a hit. Every lookup
+// reaches the member half; one whose member read failed or was abandoned
+// reaches no open half. The open-half misses are reason="absent" from the cold
 // start and reason="expired" from the aged one. The expected counts are the
 // harness's own: the lookups it made, and which of them it made fail in
 // the member half. The counters are read as a Prometheus server reads them
@@ -250,11 +250,11 @@ type sharedRun struct {
 // halfway), and 1 to 4 other readers who ask while it runs, at random
 // instants. From the cold start that lookup is the pod's first. From the
 // aged start (o.aged) the world has a second pod, and the reading pod loses
-// every invalidation: a reader no other lookup uses primes the open set,
-// one of its channels is revoked through the other pod (a seeded kind),
-// and the construction starts once the entry is past the open set's max
-// age, counted from when that revocation returned (so an answer from the
-// entry is stale by more than the bound), and well inside the TTL. Both
+// every invalidation. A reader no other lookup uses primes the open set.
+// One of its channels is revoked through the other pod (a seeded kind).
+// The construction starts once the entry is past the open set's max age,
+// counted from when that revocation returned, and well inside the TTL. So
+// an answer from the entry is stale by more than the bound. Both
 // bounds come from the claims table. Member-half reads and every later
 // open-set read take no time, so that each reader reaches the open half at
 // the instant it asks. With memberEnds, two more lookups follow, one at a
@@ -420,12 +420,12 @@ func flySharedRead(s *sim.Sim, o sharedOpts) (sharedRun, error) {
 	return run, nil
 }
 
-// ageOpenSet is the aged start: a priming reader of its own fills the
-// reading pod's open set, a channel of it (every shared-read reader and the
-// primer tracked as non-members of it) is revoked through the other pod,
-// and the run waits until the entry is past the max age, counted from when
-// the revocation returned, and at most halfway to the TTL: the cached entry
-// is aged, listed the revoked channel, and is still there.
+// ageOpenSet is the aged start. A priming reader of its own fills the
+// reading pod's open set. A channel of it is revoked through the other pod
+// (every shared-read reader and the primer are tracked as non-members of
+// it). The run waits until the entry is past the max age, counted from
+// when the revocation returned, and at most halfway to the TTL. The cached
+// entry is then aged, lists the revoked channel, and is still there.
 func ageOpenSet(s *sim.Sim, w *pods.World, c pods.Churn, readers []authz.ID, run *sharedRun) error {
 	ctx := context.Background()
 	run.revoked = c.OpenChannels[s.Rand().IntN(len(c.OpenChannels))]
@@ -462,8 +462,8 @@ func agedRange() (lo, hi time.Duration) {
 }
 
 // agedAt says whether the pod's cached open set was aged at t, by the
-// harness's instants: its read began no later than the priming lookup
-// returned, so it was past the max age from primeDone+maxAge on; it was
+// harness's instants. Its read began no later than the priming lookup
+// returned, so it was past the max age from primeDone+maxAge on. It was
 // put no earlier than the priming lookup was invoked, so it was still
 // cached before primeInvoke+ttl.
 func (run sharedRun) agedAt(t time.Duration) bool {
@@ -552,13 +552,13 @@ func (run sharedRun) lookups() (all, open int64) {
 }
 
 // wrongCounters returns the counters of OC-9 that did not move as the
-// lookups did: each lookup is one member-half miss (every reader is cold,
-// and a member read that failed or was abandoned is a miss all the same),
-// each that reached the open half is one open-half miss, reason absent
-// from the cold start (nothing was cached) and expired from the aged one
-// (the cached entry was past its max age for every lookup: none was filled
-// before the ending), and none is a hit, however often a joiner had to
-// start over.
+// lookups did. Each lookup is one member-half miss: every reader is cold,
+// and a member read that failed or was abandoned is a miss all the same.
+// Each that reached the open half is one open-half miss. Its reason is
+// absent from the cold start (nothing was cached), and expired from the
+// aged one (the cached entry was past its max age for every lookup: none
+// was filled before the ending). None is a hit, however often a joiner had
+// to start over.
 func (run sharedRun) wrongCounters() []string {
 	lookups, open := run.lookups()
 	want := map[string]int64{
