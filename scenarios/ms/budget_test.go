@@ -71,10 +71,9 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 	maxList := claims.Get("MS-8", "max list payload")
 	snapshotIDs := claims.Get("MS-4", "snapshot ids")
 	// The tables are the same in every run (every user a member of every
-	// channel): they are built once here, outside every run, and each run
-	// takes a copy of its own, which is cheaper than 4.6 million inserts
-	// (the check's 3 seeds: 3.4 -> 2.8 CPU-s; the same in each of a
-	// shrink's re-runs of a mutant caught here).
+	// channel). So they are built once here, outside every run, and each
+	// run takes a copy of its own, which is cheaper than 4.6 million
+	// inserts, in every seed and every shrink re-run.
 	ids := int(snapshotIDs.Int())
 	usersFor := func(budget claims.Bound) int { return int(budget.Int()/maxList.Int()) + 24 } // past the budget
 	baseUsers := usersFor(claims.Get("MS-8", "budget"))
