@@ -7,7 +7,7 @@ MUTANT_SEEDS ?= 50
 OUT          ?= out
 RUN          ?= ^Test
 ONLY         ?=
-FUZZTIME     ?= 40000x
+FUZZTIME     ?= 10000x
 SHRINK       ?= 200
 SHRINK_MORE  ?= 2000
 SHRINK_WALL  ?= 40s
@@ -20,12 +20,12 @@ GOFILES      := find . -name '*.go' -not -path './.git/*' -not -path './$(OUT)/*
 AUDIT        := $(GO) run ./scenarios/cmd/audit
 RUN_ARGS     := -out "$(OUT)" -file "$(FILE)" -pkg "$(PKG)" -test "$(TEST)" -seed "$(SEED)" -strategy "$(STRATEGY)" -mutant "$(MUTANT)" -mutants "$(MUTANTS)" -args "$(ARGS)"
 
-.PHONY: test sim vet unit race race-families integration browser-test determinism fuzz audit audit-quick \
+.PHONY: test sim vet unit docs race race-families integration browser-test determinism fuzz audit audit-quick \
 	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench lint
 
-## test: every stage CI runs, through scripts/test-stages.sh (vet; the service stages beside unit and race; audit-quick)
+## test: every stage CI runs, through scripts/test-stages.sh (vet; the service, docs and fuzz stages beside unit and race; audit-quick)
 test:
-	@scripts/test-stages.sh "$(MAKE)" $(OUT) "vet" "integration browser-test sweep-slurm-test fuzz" "unit race" "audit-quick"
+	@scripts/test-stages.sh "$(MAKE)" $(OUT) "vet" "integration browser-test sweep-slurm-test docs fuzz" "unit race" "audit-quick"
 
 ## sim: the main job: every claim check over SEEDS seeds, every mutant, each catch shrunk; writes OUT/AUDIT.md
 sim:
@@ -35,10 +35,14 @@ sim:
 vet:
 	$(GO) vet ./...
 
-## unit: gofmt, then every package's tests without the race detector, but the claim families (audit-quick runs them)
+## unit: gofmt, then every package's tests without the race detector, but the claim families (audit-quick) and docs
 unit:
 	@test -z "$$(gofmt -l $$($(GOFILES)))" || { echo "gofmt -l lists:"; gofmt -l $$($(GOFILES)); exit 1; }
-	$(GO) test -count=1 -skip Chromium $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES))")
+	$(GO) test -count=1 -skip Chromium $$($(GO) list ./... | grep -v -x -F "$$($(GO) list $(FAMILIES) ./docs)")
+
+## docs: every shell command of README.md and docs/, run as written (long ones at tiny sizes)
+docs:
+	$(GO) test -count=1 -timeout 30m ./docs
 
 ## race: impl/ and sim/ under the race detector (but the static analyses), then the RaceFree checks on 1 and 2 CPUs
 race:

@@ -67,6 +67,7 @@ var specials = map[string]special{
 	"make test":                             {self: true},
 	"make vet":                              {stage: "vet"},
 	"make unit":                             {stage: "unit"},
+	"make docs":                             {stage: "docs"},
 	"make race":                             {stage: "race"},
 	"make integration":                      {stage: "integration"},
 	"make browser-test":                     {stage: "browser-test"},
