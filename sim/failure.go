@@ -108,6 +108,15 @@ var simDir = func() string {
 // waitSite finds the first frame of a goroutine stack that is not the
 // simulator, the runtime or iter: the line of user code that waits.
 func waitSite(stack string) string {
+	return userFrame(stack, func(fn string) bool {
+		return strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "iter.") || strings.HasPrefix(fn, "panic(")
+	})
+}
+
+// userFrame is "function file:line" of the first frame of a runtime.Stack
+// traceback that skip does not rule out and that is not in the simulator's
+// own non-test files, or "".
+func userFrame(stack string, skip func(fn string) bool) string {
 	lines := strings.Split(stack, "\n")
 	for i := 1; i+1 < len(lines); i++ {
 		fn := lines[i]
@@ -122,8 +131,7 @@ func waitSite(stack string) string {
 		if j := strings.LastIndex(file, ":"); j >= 0 {
 			file = file[:j]
 		}
-		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "iter.") || strings.HasPrefix(fn, "panic(") ||
-			(filepath.Dir(file) == simDir && !strings.HasSuffix(file, "_test.go")) {
+		if skip(fn) || (filepath.Dir(file) == simDir && !strings.HasSuffix(file, "_test.go")) {
 			continue
 		}
 		name := fn

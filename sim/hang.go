@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -288,29 +287,4 @@ func standardFrame(fn string) bool {
 
 // hangSite is the first frame of a stack outside the standard library and
 // the simulator: where user code waits or loops.
-func hangSite(stack string) string {
-	lines := strings.Split(stack, "\n")
-	for i := 1; i+1 < len(lines); i++ {
-		fn := lines[i]
-		if strings.HasPrefix(fn, "\t") || strings.HasPrefix(fn, "created by") {
-			continue
-		}
-		loc := strings.TrimSpace(lines[i+1])
-		if j := strings.LastIndex(loc, " +0x"); j >= 0 {
-			loc = loc[:j]
-		}
-		file := loc
-		if j := strings.LastIndex(loc, ":"); j >= 0 {
-			file = loc[:j]
-		}
-		if standardFrame(fn) || (filepath.Dir(file) == simDir && !strings.HasSuffix(file, "_test.go")) {
-			continue
-		}
-		name := fn
-		if j := strings.LastIndex(name, "("); j > 0 {
-			name = name[:j]
-		}
-		return name + " " + loc
-	}
-	return ""
-}
+func hangSite(stack string) string { return userFrame(stack, standardFrame) }
