@@ -12,33 +12,32 @@ import (
 	"time"
 )
 
-// The scheduler's benchmarks. Run them together, so that ratios come from
-// one run on one machine:
+// The scheduler's benchmarks. Run them together, for ratios from one run on
+// one machine:
 //
 //	go test ./sim -run '^$' -bench . -benchmem
 //
-// or, for the goals' ratios alone, each from one op (the paired
-// sub-benchmarks):
+// or, for the goals' ratios alone (each from one op):
 //
 //	go test ./sim -run '^$' -bench /paired -benchtime 20x -count 3
 //
-// The goals (issue "Seeds at scale and speed"): BenchmarkSchedulerStep at
-// most 1.2x BenchmarkBareCoroutine with 0 allocs/step; BenchmarkSteps at 512
-// tasks at most 1.3x its 2-task figure for each of random, pct and mutex
-// (BenchmarkSteps/paired reports both, and the floors under them);
-// BenchmarkSleep nearly flat from 1 to 100,000 pending timers;
+// The goals come from issue "Seeds at scale and speed". BenchmarkSchedulerStep
+// at most 1.2x BenchmarkBareCoroutine, with 0 allocs/step. BenchmarkSteps at
+// 512 tasks at most 1.3x its 2-task figure for each of random, pct and mutex
+// (BenchmarkSteps/paired reports both, and the floors under them).
+// BenchmarkSleep nearly flat from 1 to 100,000 pending timers.
 // BenchmarkLockReadSleep/sim at most 0.8x BenchmarkLockReadSleep/synctest,
-// which BenchmarkLockReadSleep/paired reports as sim/synctest (sim-pct is
-// the same program under PCT, which switches tasks only where a goroutine
-// would: see BenchmarkLockReadSleep; floor is the cost of its coroutine
-// switches alone).
+// which BenchmarkLockReadSleep/paired reports as sim/synctest. There sim-pct
+// is the same program under PCT, which switches tasks only where a goroutine
+// would (see BenchmarkLockReadSleep), and floor is the cost of its coroutine
+// switches alone.
 // TestCommonPathsDoNotAllocate turns the 0 allocs/step goal into a failing
 // test.
 //
 // Reading them: switches/step is the share of steps that resumed another
 // coroutine. A step given to the task that just ran needs no switch (see
-// Sim.loop), which makes steps with few runnable tasks cheaper than with
-// many; and a switch into one of hundreds of coroutines costs more than
+// Sim.loop), so steps with few runnable tasks are cheaper than with many.
+// And a switch into one of hundreds of coroutines costs more than
 // into one of two whatever the scheduler does (BenchmarkBareCoroutines
 // measures that floor). The scheduler's own work per step does not depend
 // on the number of tasks or timers.
@@ -121,7 +120,7 @@ func BenchmarkSchedulerStep(b *testing.B) {
 }
 
 // measureSteps runs tasks tasks, each calling op in a loop, until the run
-// has taken b.N steps after they all started, and reports ns and allocs per
+// has taken b.N steps after they all started. It reports ns and allocs per
 // step of that part alone (spawning the tasks is not timed), and the share
 // of steps that switched coroutines (a step that continues the task that
 // just ran needs no switch). setup runs in the root task and returns op.
@@ -145,9 +144,9 @@ func measureSteps(b *testing.B, strategy Strategy, tasks int, setup func(s *Sim)
 	b.ReportMetric(float64(switches)/float64(steps), "switches/step")
 }
 
-// runSteps is measureSteps' run: once every task has started, it calls
+// runSteps is measureSteps' run. Once every task has started, it calls
 // started, lets the tasks take n steps (and a few more, each task finishing
-// its op), and calls ended; it returns the steps and coroutine switches
+// its op), and calls ended. It returns the steps and coroutine switches
 // taken in between and, when record is set, the tasks those steps went to.
 func runSteps(strategy Strategy, tasks int, n int64, setup func(s *Sim) func(), started, ended func(), record bool) (steps, switches int64, decisions []int32, err error) {
 	var first int64
@@ -232,7 +231,7 @@ func contendedOp(s *Sim) func() {
 
 // stepsPaired times, within each op, pairedStepsN steps of each kind at 2
 // and at 512 tasks, and as many bare coroutine round trips, starting with
-// the next measurement in turn, and reports the goals' ratios: each kind's
+// the next measurement in turn. It reports the goals' ratios: each kind's
 // step at 512 tasks over its step at 2, and the mutex step at 2 tasks (what
 // BenchmarkSchedulerStep runs: two tasks taking turns on a Mutex) over a
 // bare round trip (BenchmarkBareCoroutine). The measurements share the
@@ -242,9 +241,9 @@ func contendedOp(s *Sim) func() {
 // Each kind also has a floor, as BenchmarkLockReadSleep/floor: the same
 // run's coroutine resumptions (its schedule does not change from one op to
 // the next) made into bare coroutines, one per task. KIND-floor-512/2 is
-// the floor's own ratio, what switching among 512 coroutines instead of 2
-// costs on this machine whatever a scheduler does (left out where the
-// 2-task floor is under a tenth of the step: PCT's); KIND-own-512/2 is the
+// the floor's own ratio: what switching among 512 coroutines instead of 2
+// costs on this machine whatever a scheduler does. It is left out where the
+// 2-task floor is under a tenth of the step (PCT's). KIND-own-512/2 is the
 // ratio of what the step costs above its floor, the scheduler's own work.
 func stepsPaired(b *testing.B) {
 	// A measurement times one thing once and says how many steps (or
@@ -412,16 +411,16 @@ const (
 // goroutines in a bubble, sync.Mutex, time.Sleep on the bubble's fake clock)
 // on the same program. One op is one whole run of the program.
 //
-// sim runs it under the default strategy, the random walk, which may switch
-// tasks at every scheduling point (three per iteration: Lock, Unlock, Sleep)
-// and with 8 runnable tasks does so 7 times in 8: about three coroutine
-// round trips per iteration where synctest's goroutines switch once, when
-// they sleep. sim-pct runs it under PCT (depth 3), whose highest-priority
-// task runs until it blocks, as a goroutine does. resumptions/op counts the
-// coroutine round trips of a run: it does not depend on the machine. floor
-// makes sim's resumptions into bare coroutines (lrsFloor). paired runs all
-// four within each op and reports their times over synctest's: read the
-// ratios there.
+// The sim variant runs it under the default strategy, the random walk, which
+// may switch tasks at every scheduling point (three per iteration: Lock,
+// Unlock, Sleep). With 8 runnable tasks it does so 7 times in 8: about three
+// coroutine round trips per iteration where synctest's goroutines switch
+// once, when they sleep. The sim-pct variant runs it under PCT (depth 3),
+// whose highest-priority task runs until it blocks, as a goroutine does.
+// The metric resumptions/op counts the coroutine round trips of a run: it
+// does not depend on the machine. The floor variant makes sim's resumptions
+// into bare coroutines (lrsFloor). The paired variant runs all four within
+// each op and reports their times over synctest's: read the ratios there.
 func BenchmarkLockReadSleep(b *testing.B) {
 	b.Run("sim", func(b *testing.B) { lockReadSleep(b, Config{Seed: 1}) })
 	b.Run("sim-pct", func(b *testing.B) { lockReadSleep(b, lrsPCT) })
@@ -448,14 +447,14 @@ func BenchmarkLockReadSleep(b *testing.B) {
 var lrsPCT = Config{Seed: 1, Strategy: PCT(3, lrsTasks*lrsIters*4)}
 
 // lockReadSleepPaired times the four variants within each op and reports
-// each one's time over synctest's: the variants share the machine's drift
+// each one's time over synctest's. The variants share the machine's drift
 // (on this project's 2-core machine the same sub-benchmark moves by 10-20%
 // from one run to the next), so their ratios come out steadier than ratios
 // of the separate sub-benchmarks. Within an op each variant runs once
 // untimed, so that its timed runs find the caches as a run that follows
 // another of its kind does (as in the separate sub-benchmarks, and a seed
-// sweep), then lrsTimedRuns times; each op starts with the next variant in
-// turn. ns/op is all of it together.
+// sweep). Then it runs lrsTimedRuns times; each op starts with the next
+// variant in turn. ns/op is all of it together.
 func lockReadSleepPaired(b *testing.B) {
 	replay, _ := lrsFloor(b)
 	var took [4]time.Duration // sim, sim-pct, floor, synctest

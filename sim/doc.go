@@ -1,24 +1,25 @@
 // Package sim is windtunnel's deterministic runtime: it implements rt.Runtime
-// on coroutines driven by a seeded scheduler and a virtual clock, so that the
-// production code in impl/ runs unchanged under controlled, reproducible
+// on coroutines driven by a seeded scheduler and a virtual clock. The
+// production code in impl/ thus runs unchanged under controlled, reproducible
 // interleavings and instants.
 //
 // # What a workload uses
 //
-//   - Run(Config, main) starts a run and returns its Result; Result.Err is
+//   - Run(Config, main) starts a run and returns its Result. Result.Err is
 //     nil or a *Failure (its Kind, step, virtual time and blocked tasks).
-//   - Config: Seed, Strategy (RandomWalk, PCT or Replay), the limits
-//     (MaxSteps, MaxTasks, MaxVirtual, HangAfter), StepDuration and what to
-//     keep (TraceTail, TraceOut, RecordDecisions, Record).
-//   - *Sim is the rt.Runtime to hand to production code: Go, Now, Sleep,
-//     AfterFunc, NewMutex, NewRWMutex, NewEvent, NewWaitGroup, WithCancel,
-//     WithDeadline, WithTimeout, Yield.
+//   - Config sets the Seed, the Strategy (RandomWalk, PCT or Replay) and the
+//     limits (MaxSteps, MaxTasks, MaxVirtual, HangAfter). It also sets
+//     StepDuration and what to keep (TraceTail, TraceOut, RecordDecisions,
+//     Record).
+//   - *Sim is the rt.Runtime to hand to production code. It offers Go, Now,
+//     Sleep, AfterFunc, NewMutex, NewRWMutex, NewEvent, NewWaitGroup,
+//     WithCancel, WithDeadline, WithTimeout and Yield.
 //   - The world's side of a run: Rand (the seeded world stream), Keep and
 //     KeepFor (may this operation or fault happen? KeepOperation,
 //     KeepFault; ErrDropped when not), KeepsLeft, Failf, Probe, Note,
 //     Tracef, Seed, Elapsed.
 //   - What a person reads of a failure: OpBegin and OpEnd around a client
-//     operation, Injected for a fault, Blame for what a check found; their
+//     operation, Injected for a fault, Blame for what a check found. Their
 //     events land in Result.Record (sim/record) when Config.Record is set.
 //   - Explore enumerates schedules instead of sampling them (sim/simtest's
 //     Prove is the usual way to call it).
@@ -46,9 +47,10 @@
 //	if res.Err != nil { ... } // a *sim.Failure: seed, step, trace tail
 //
 // Inside a task, report a violated expectation with s.Failf (never t.Fatal:
-// a task runs on its own goroutine). sim/simtest runs seeds as go test
-// subtests, shrinks a failing one and writes its replay file; the protocol
-// it shrinks with (recorded choices, keyed replays) is internal to sim/.
+// a task runs on its own goroutine). Package sim/simtest runs seeds as go
+// test subtests, shrinks a failing one and writes its replay file. The
+// protocol it shrinks with (recorded choices, keyed replays) is internal to
+// sim/.
 //
 // # The determinism contract
 //
@@ -76,13 +78,13 @@
 //
 // # Cost
 //
-// A step that switches tasks costs about one coroutine round trip; a step
-// the strategy gives to the task that just ran costs no switch at all, as
-// the decision is made on that task's own coroutine (which changes nothing
-// in the schedule). PCT's pick, a mutex's queue of waiters and the timers
-// cost O(1) or O(log n) per step however many tasks and timers there are,
-// and Yield, Lock/Unlock, RLock/RUnlock, Sleep and a timer's firing allocate
-// nothing. bench_test.go measures this; alloc_test.go holds it.
+// A step that switches tasks costs about one coroutine round trip. A step
+// the strategy gives to the task that just ran costs no switch at all: the
+// decision is made on that task's own coroutine (which changes nothing in
+// the schedule). PCT's pick, a mutex's queue of waiters and the timers cost
+// O(1) or O(log n) per step however many tasks and timers there are. Yield,
+// Lock/Unlock, RLock/RUnlock, Sleep and a timer's firing allocate nothing.
+// The file bench_test.go measures this; alloc_test.go holds it.
 //
 // # Strategies
 //
@@ -94,10 +96,10 @@
 //
 // # Exhaustive exploration
 //
-// Explore enumerates schedules instead of sampling them: it reruns the
+// Explore enumerates schedules instead of sampling them. It reruns the
 // program from the same seed, depth first over the scheduling decisions,
 // covering every schedule with at most MaxPreemptions preemptive context
-// switches (CHESS), optionally skipping schedules equivalent to explored ones
+// switches (CHESS). It optionally skips schedules equivalent to explored ones
 // (sleep sets, or dynamic partial-order reduction; BPOR under a bound). It
 // reports schedules explored, branches pruned and whether the space was
 // exhausted; a failing schedule replays with Replay(result.Decisions). The
