@@ -546,10 +546,10 @@ func TestKeepsLeftEndsAnIdleTail(t *testing.T) {
 	assert.Equal(t, []bool{true, true, true, true, true, true}, left)
 }
 
-// KeepsLeft answers the same however the replayed keys are filed: a
-// recording leaves out the calls its run answered false, so a task whose
+// KeepsLeft answers the same however the replayed keys are filed. A
+// recording leaves out the calls its run answered false. So a task whose
 // only kept calls are its first and its 3,000th has keys the index files
-// sparse in the recording, though dense in the run; the recording must
+// sparse in the recording, though dense in the run. The recording must
 // still replay the run, its loop ending after the last kept call.
 func TestKeepsLeftIsTheSameForSparseKeys(t *testing.T) {
 	const calls, limit = 3000, 5000
@@ -587,8 +587,8 @@ func TestKeepsLeftIsTheSameForSparseKeys(t *testing.T) {
 }
 
 // A recording keeps the call a task's KeepsLeft was promised but never
-// reached: a worker whose lists keep its 10th call, but whose loop ends at
-// 5 calls (its time is up), sleeps between calls in the run; its
+// reached. Take a worker whose lists keep its 10th call, but whose loop
+// ends at 5 calls (its time is up): it sleeps between calls in the run. Its
 // recording, which lists only the calls made, would answer KeepsLeft false
 // at once, and its replay would not sleep at all.
 func TestARecordingKeepsWhatKeepsLeftWasPromised(t *testing.T) {

@@ -7,9 +7,9 @@ package sim
 // that follows a prefix of scheduling decisions and then a default rule.
 // It searches the tree of decisions depth first. After each run it
 // backtracks to the deepest decision with an alternative left; the next
-// run follows the decisions down to it and takes the alternative. The world's random
-// stream is separate from the schedule's, so every run sees the same
-// workload and faults: only the interleaving changes.
+// run follows the decisions down to it and takes the alternative. The
+// world's random stream is separate from the schedule's. So every run sees
+// the same workload and faults; only the interleaving changes.
 //
 // # Terms
 //
@@ -41,12 +41,12 @@ package sim
 //
 //   - Lock, Unlock, TryLock, RLock, RUnlock, Event.Set/Wait, WaitGroup
 //     Add/Done/Wait: their object. Blocking and being woken stay on it.
-//   - "Anything": the step after Yield, Sleep or AfterFunc; an operation
-//     that waits with a cancellable context (any step may cancel it); the
-//     step in which main returns or the run fails (it stops every task); a
-//     step that calls Sim.Steps or a CancelFunc, or that operates on two
-//     objects (say Event.IsSet while it holds a mutex, or Go right after
-//     Unlock).
+//   - "Anything": the step after Yield, Sleep or AfterFunc, and an
+//     operation that waits with a cancellable context (any step may cancel
+//     it). Also the step in which main returns or the run fails (it stops
+//     every task). Also a step that calls Sim.Steps or a CancelFunc, or that
+//     operates on two objects (say Event.IsSet while it holds a mutex, or Go
+//     right after Unlock).
 //   - Spawning (Go, AfterFunc, Timer.Stop): a spawn object, because task
 //     ids follow spawn order. Sim.Rand: the world stream's object.
 //     Event.IsSet: the event.
@@ -81,12 +81,12 @@ package sim
 // The reduction's soundness rests on one assumption the simulator cannot
 // check, as it cannot see plain memory accesses between scheduling points:
 // the program is data-race-free with respect to sim objects. Every variable
-// that two tasks share is read and written in one of three ways: only
-// while holding a sim lock that guards it; handed over through a sim
-// object (an event set after the write, a wait group, Go); or only in
-// steps that are dependent with everything (for example right after a
-// Yield). A program that breaks
-// this, such as a variable written under two different locks, may lose
+// that two tasks share is read and written in one of three ways. It is
+// accessed only while holding a sim lock that guards it, or handed over
+// through a sim object (an event set after the write, a wait group, Go), or
+// accessed only in steps that are dependent with everything (for example
+// right after a Yield). A program that breaks this, such as a variable
+// written under two different locks, may lose
 // states under a reduction (TestReductionAssumesDataRaceFreedom shows one);
 // ReductionNone makes no assumption. Code that keeps the *rand.Rand of
 // Sim.Rand and draws from it later hides those draws: call Sim.Rand at each

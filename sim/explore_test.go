@@ -21,11 +21,12 @@ import (
 // Before the clock jump. Main's steps: M0 start→Add (alone), M1 Add→Go(a)
 // (a now exists), M2 →Go(b), M3 →Wait, M4 Wait→blocks. a0 (start→Sleep,
 // blocks) comes after M1, b0 after M2. After M1 the orders of M2<M3<M4
-// with a0 anywhere and b0 after M2 number 5·3 = 15. By preemptions (a switch
-// away from main while it could go on; a0 and b0 block, so switching after
-// them is free), with gaps g1 (before M2) … g4 (after M4): a0, b0 both in
-// g4: 0 preemptions, 2 schedules; one occupied gap among g1..g3: 1, 9
-// schedules; two: 2, 4 schedules. preBefore = {2, 9, 4}.
+// with a0 anywhere and b0 after M2 number 5·3 = 15. Count them by
+// preemptions (a switch away from main while it could go on; a0 and b0
+// block, so switching after them is free), with gaps g1 (before M2) … g4
+// (after M4). With a0, b0 both in g4: 0 preemptions, 2 schedules. With one
+// occupied gap among g1..g3: 1, 9 schedules. With two: 2, 4 schedules. So
+// preBefore = {2, 9, 4}.
 //
 // After the jump both wake together. a runs x = nA+2 steps (wake→Y1, …,
 // Yn→Done's yield, Done→end), b y = nB+2, in any merge; when both are done
@@ -108,7 +109,7 @@ func TestExploreCountsMatchTheClosedForm(t *testing.T) {
 			// The reductions: a0, b0 and main's steps after M1 commute (a0 and
 			// b0 touch only their own tasks, M2 spawns, M3 is main's own, M4
 			// is on the wait group), so the 15 orders before the jump are one
-			// trace; after it every step is a Yield or a wake from Sleep,
+			// trace. After it every step is a Yield or a wake from Sleep,
 			// dependent with everything, so all C(x+y, x) merges stay.
 			for _, red := range []Reduction{ReductionSleepSets, ReductionDPOR} {
 				res := Explore(Config{Seed: 1}, ExploreOptions{MaxPreemptions: unboundedPreemptions, Reduction: red}, twoChains(nA, nB))
