@@ -4,31 +4,32 @@
 // A DB holds the scenario's tables (any type S), a commit log and a pool of
 // connections:
 //
-//   - Acquire checks out one of PoolSize connections, waiting in FIFO order
-//     while all are busy and giving up when its context ends; a queued
+//   - Acquire checks out one of PoolSize connections. It waits in FIFO
+//     order while all are busy and gives up when its context ends; a queued
 //     caller's CheckedOutAt is the instant another caller released.
 //   - Query runs a named statement on a connection. It reads one snapshot
 //     at its start instant, then takes a latency drawn from a distribution
-//     with a slow tail, then returns, so a write that commits during the
+//     with a slow tail, then returns. So a write that commits during the
 //     latency is not seen, as with a PostgreSQL statement.
 //   - Write applies a change at one virtual instant, after its own latency,
 //     and appends a Commit to the log. The log is the checkers' source of
-//     truth; inside the change, CommitInstant tells the scenario the instant
+//     truth. Inside the change, CommitInstant tells the scenario the instant
 //     so it can record per-key truth.
 //   - Faults: transient errors with a configured probability (a
-//     *TransientError, see IsTransient), and a Hook for faults a scenario
-//     aims at particular statements (an error, or an exact latency).
+//     *TransientError, see IsTransient). A Hook injects the faults a
+//     scenario aims at particular statements (an error, or an exact
+//     latency).
 //   - Counters: statements and rows per statement name, checkouts, queueing
 //     time (total and max), injected errors, commits (Stats, Registry).
 //
-// Every fault is optional to a shrinker: a latency the Hook fixes, a
+// Every fault is optional to a shrinker. A latency the Hook fixes, a
 // slow-tail latency and an injected error (random or the Hook's) each ask
-// sim.Sim.Keep(sim.KeepFault) once decided, and a dropped one takes the
+// sim.Sim.Keep(sim.KeepFault) once decided. A dropped one takes the
 // fault-free path (the base latency, no error) without drawing more. A
 // recorded run (sim.Config.Record) shows every statement as an interval on
-// its connection ("conn N") with its snapshot instant and rows, every write
-// as an interval on "db" ("commit #N ..."; Commit.Event and CommitEvent
-// name it, for a check to blame), and every fault injected.
+// its connection ("conn N") with its snapshot instant and rows. It shows
+// every write as an interval on "db" ("commit #N ..."; Commit.Event and
+// CommitEvent name it, for a check to blame), and every fault injected.
 //
 // Every random choice comes from the run's world source (sim.Sim.Rand), so a
 // seed reproduces the same latencies and faults. Swarm picks a fault plan
