@@ -1,12 +1,12 @@
 // Package determinism is the source scan that enforces windtunnel's
-// determinism contract on code a simulated task runs: no go statements, no
-// wall clock (time.Now, Sleep, After, timers), no sync locks and no
-// sync/atomic (synchronisation the scheduler cannot see), no channels or
-// select between tasks, no global math/rand, and no map iteration whose
-// order matters (ranging over a map, or over maps.Keys, maps.Values or
-// maps.All). Production code (Rules.Impl) must also import only the
-// standard library and its own module's impl packages, and draw no random
-// numbers at all.
+// determinism contract on code a simulated task runs. Such code has no go
+// statements, no wall clock (time.Now, Sleep, After, timers), no sync locks
+// and no sync/atomic (synchronisation the scheduler cannot see). It has no
+// channels or select between tasks, no global math/rand, and no map
+// iteration whose order matters (ranging over a map, or over maps.Keys,
+// maps.Values or maps.All). Production code (Rules.Impl) must also import
+// only the standard library and its own module's impl packages, and draw no
+// random numbers at all.
 //
 // Use it on your own packages from a test:
 //
@@ -17,14 +17,13 @@
 // or as a vet tool: go build -o wtvet ./sim/determinism/cmd/wtvet && go vet
 // -vettool=$PWD/wtvet ./mypkg/... (the analyzer applies Rules{}).
 //
-// Annotations, each on the offending line or the line above it:
+// Once per file, //windtunnel:allow sync/atomic <why> admits a package whose
+// atomics synchronise nothing a task waits on (impl/stats' counters). The
+// other annotations go on the offending line or the line above it:
 //
 //	//windtunnel:unordered <why>   a map iteration whose order cannot matter
 //	//windtunnel:realtime <why>    a wall-clock read in a benchmark-style test
 //	                               that runs outside every simulated task
-//
-// and, once per file, //windtunnel:allow sync/atomic <why> for a package
-// whose atomics synchronise nothing a task waits on (impl/stats' counters).
 package determinism
 
 import (
