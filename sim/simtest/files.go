@@ -15,7 +15,8 @@ import (
 	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
-// The replay file: everything that shapes one run, then its schedule.
+// The replay file holds everything that shapes one run, then its schedule.
+// For example:
 //
 //	windtunnel replay v5
 //	test TestOC2_LostInvalidationAgeBound
@@ -32,24 +33,25 @@ import (
 //	decisions 6170
 //	0 1 1 2 …
 //
-// "choices seed", "keeps seed" and "keeptasks seed" mean the world's draws
-// and Keep answers come from the seed. A shrunk run's file says "choices
+// The three "seed" lines mean the world's draws and Keep answers come from
+// the seed. A shrunk run's file says "choices
 // N", "keeps O F" and "keeptasks T" instead, followed by T lines `task
-// "name"` (the tasks that asked Keep, quoted), and lists, before the
-// decisions, its N world draws (hex), its O operation and F fault Keep
-// answers (runs of 0 and 1), and, when T > 0, for each of those O+F
-// answers the index of the task it is for (its ordinal among that task's
-// calls of the kind follows from the order): the edited workload and
-// fault plan, keyed by task (protocol.KeepKey). The package ("-" outside a
-// module) and the mutant ("none", or its ID and, quoted, the file it comes
-// from) tell a tool where to run the file and on which code. Files of
+// "name"` (the tasks that asked Keep, quoted). Before the decisions it
+// lists the edited workload and fault plan, keyed by task
+// (protocol.KeepKey): its N world draws (hex), and its O operation and F
+// fault Keep answers (runs of 0 and 1). When T > 0, it also lists, for each
+// of those O+F answers, the index of the task it is for; the answer's
+// ordinal among that task's calls of the kind follows from the order. The
+// package ("-" outside a module) and the mutant ("none", or its ID and,
+// quoted, the file it comes from) tell a tool where to run the file and on
+// which code. Files of
 // older versions are refused: they come from older commits.
 //
 // The header lines come in this order, each exactly once. The strategy is
-// informative (the decisions fix the schedule); the step time and the step
-// limit shape the run and are applied on replay; the test, the seed and
-// the commit are checked, so a file from another test, seed or commit is
-// refused with a message that says which instead of diverging. The world's
+// informative (the decisions fix the schedule). The step time and the step
+// limit shape the run and are applied on replay. The test, the seed and
+// the commit are checked: a file from another test, seed or commit is
+// refused with a message that says which, instead of diverging. The world's
 // configuration has no other knob a flag can change.
 const (
 	replayMagic = "windtunnel replay v5"
@@ -492,9 +494,9 @@ func appendCorpus(topTest string, seed uint64, note string) error {
 const maxKeepTasks = 1 << 20
 
 // fillKeyGaps returns k with a false answer, keyed, in every gap of a
-// task's Keep calls: a keyed replay records no call it answers false
+// task's Keep calls. A keyed replay records no call it answers false
 // (sim's decide), so a shrunk run's lists can go from a task's call 3 to
-// its call 7; the file names a call by its place in its task's calls, and
+// its call 7. The file names a call by its place in its task's calls, and
 // an unlisted call is answered false, so the filled lists replay the same.
 // Lists answered by ordinal (no keys) are returned as they are.
 func fillKeyGaps(k protocol.Keeps) protocol.Keeps {
