@@ -1,28 +1,28 @@
 // Package timeline renders one self-contained HTML page for a recorded run
-// (record.Record), the page a person opens next to a failing seed's
-// interleaving table to see the run as time flows: one lane per task that
-// did something (grouped by pod when task names carry a pod prefix, such as
+// (record.Record). A person opens it next to a failing seed's interleaving
+// table to see the run as time flows. It has one lane per task that did
+// something (grouped by pod when task names carry a pod prefix, such as
 // "pod1/reader" or "pod1-reader"), plus a lane for the world (Task -1) and
-// one per bus subscriber the world delivered to; lock holds and waits as
-// bars, client operations and database statements as intervals, bus
+// one per bus subscriber the world delivered to. Lock holds and waits show
+// as bars, client operations and database statements as intervals, and bus
 // messages as arrows from the send to each receive (a lost one as a broken
-// red arrow ending in ×), faults and notes as markers, and every event a
-// check blamed outlined in red with what it said, its operation's interval
-// drawn as a band across all lanes.
+// red arrow ending in ×). Faults and notes show as markers. Every event a
+// check blamed is outlined in red with what it said, its operation's
+// interval drawn as a band across all lanes.
 //
 // The page needs no network: its CSS and JavaScript are inline, built from
 // the files in assets/. Everything is laid out in Go, so the page reads
-// without JavaScript too; the script only switches the axis (and the
-// caption that describes it), fills the details panel when a bar or marker
-// is clicked, and opens on the violating read (the blamed answer stale the
-// longest; else the first blamed event), zoomed out if need be so that the
-// read and the claim's window (Page.Window, the bound from the claims
-// table) are in view. The window is a band from the moment the read's
-// value stopped being current (the blamed commit before it) to the bound,
-// and the read's stale interval a strip on its lane against it. When the
-// script has run it sets data-rendered="1" on the root element, and the
-// boxes of the read and the window on screen (data-box-read, …), which the
-// browser test checks.
+// without JavaScript too. The script only switches the axis (and the
+// caption that describes it) and fills the details panel when a bar or
+// marker is clicked. It also opens the page on the violating read (the
+// blamed answer stale the longest; else the first blamed event), zoomed out
+// if need be so that the read and the claim's window (Page.Window, the bound
+// from the claims table) are in view. The window is a band from the moment
+// the read's value stopped being current (the blamed commit before it) to
+// the bound, and the read's stale interval a strip on its lane against it.
+// When the script has run it sets data-rendered="1" on the root element,
+// and the boxes of the read and the window on screen (data-box-read, …),
+// which the browser test checks.
 //
 // Two axes: virtual time since sim.Epoch, or event order (x = the event's
 // place in the record). A cache hit takes no virtual time, so many events
