@@ -7,16 +7,16 @@ import (
 )
 
 // Swarm picks the bus faults of one seed, as in swarm testing (Groce et
-// al., ISSTA 2012): each fault kind is on with probability ½ and, when on,
+// al., ISSTA 2012). Each fault kind is on with probability ½ and, when on,
 // gets a random intensity. horizon is how long the workload runs; partition
 // windows are placed inside it (none if it is not positive).
 //
-// Kinds and intensities: loss (1–30% of messages); delay (0–1 ms up to
-// 1–20 ms, with a tail of 1–10% at 100 ms–2 s); duplication (1–20%);
-// reordering (1–20% held back 10 ms–1 s); partitions (1–3 windows of
-// 100 ms up to a quarter of the horizon, at most 5 s); reconnect gaps
-// (about every 0.5–20 s, each 10 ms–1 s). Record the result's String in the
-// run header with s.Note.
+// The intensities, kind by kind. Loss: 1–30% of messages. Delay: 0–1 ms up
+// to 1–20 ms, with a tail of 1–10% at 100 ms–2 s. Duplication: 1–20%.
+// Reordering: 1–20% held back 10 ms–1 s. Partitions: 1–3 windows of 100 ms
+// up to a quarter of the horizon, at most 5 s. Reconnect gaps: about every
+// 0.5–20 s, each 10 ms–1 s. Record the result's String in the run header
+// with s.Note.
 func Swarm(r *rand.Rand, horizon time.Duration) Faults {
 	var f Faults
 	if on(r) {
