@@ -6,11 +6,12 @@ import "slices"
 // reduction share (explore_source.go without a preemption bound,
 // explore_bpor.go with one).
 //
-// Every run tracks the happens-before order of its steps with vector clocks:
-// a step follows the earlier steps of its own task, every earlier step it is
-// dependent with, the step that woke or started its task, and, for a task
-// the clock woke, every step before the clock jump (the clock only jumps
-// when no task can run, so nothing before the jump can move after it). A
+// Every run tracks the happens-before order of its steps with vector clocks.
+// A step follows the earlier steps of its own task, every earlier step it is
+// dependent with, and the step that woke or started its task. A step of a
+// task the clock woke also follows every step before the clock jump: the
+// clock only jumps when no task can run, so nothing before the jump can move
+// after it. A
 // race is a pair of dependent steps of different tasks, the earlier not
 // ordered before the later one by anything else; reversing it may reach a
 // new state, so the search adds an alternative at the node before the

@@ -12,10 +12,10 @@ import (
 // A task that blocks outside the simulator (a Go channel, a sync lock, I/O)
 // or loops without an rt call never gives control back, and no scheduling
 // code runs again to notice. So a watched run (Config.HangAfter > 0) runs
-// its scheduler on a goroutine of its own, and Run's goroutine watches it:
-// the scheduler publishes its step count every hangCheckSteps steps (an
-// atomic store on a path it takes anyway, so a step costs nothing more), and
-// when that count stays still for HangAfter, Run takes every goroutine's
+// its scheduler on a goroutine of its own, and Run's goroutine watches it.
+// The scheduler publishes its step count every hangCheckSteps steps (an
+// atomic store on a path it takes anyway, so a step costs nothing more).
+// When that count stays still for HangAfter, Run takes every goroutine's
 // stack, finds the one that runs a task of this run outside a coroutine
 // switch, and returns a FailHang failure naming it. The wedged goroutine
 // cannot be unwound: it stays parked, with the run's other coroutines.

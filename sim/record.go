@@ -8,7 +8,7 @@ import (
 )
 
 // A run's record (Config.Record) is every event a person needs to follow
-// it: the context switches, the locks taken and released, the client
+// it. It holds the context switches, the locks taken and released, the client
 // operations from invocation to answer, the world's intervals (a database
 // statement, with its snapshot instant in its text), the messages and their
 // fates, the injected faults, and what a check blamed. Its types are in

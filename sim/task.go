@@ -25,11 +25,11 @@ type task struct {
 	// memory is likely cold.
 	id int32
 	// obj is the sim object the task's next step operates on, set when it
-	// reaches a scheduling point: the id of the mutex, event or wait group
-	// whose operation it is inside, or objAll when that operation may touch
-	// anything (Yield, Sleep, Go, a context); before its first step, -1-id,
-	// an object of its own. The exhaustive explorer reads it to decide which
-	// steps commute; it costs one store per step.
+	// reaches a scheduling point. It is the id of the mutex, event or wait
+	// group whose operation it is inside, or objAll when that operation may
+	// touch anything (Yield, Sleep, Go, a context). Before its first step it
+	// is -1-id, an object of its own. The exhaustive explorer reads it to
+	// decide which steps commute; it costs one store per step.
 	obj    int32
 	state  taskState
 	killed bool

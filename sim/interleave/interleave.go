@@ -1,13 +1,13 @@
 // Package interleave prints a run's record the way a person reasons about
-// an interleaving, after Lincheck: first the scenario (each task's
-// operations and their answers), then a table with one column per task
-// that took part, one row per event in execution order with its virtual
-// time and step: locks taken and released, client operations and their
-// answers, the database's statements with their snapshot instants, the
-// messages and their fates, the faults, and the preemptions. Tasks that
-// only ran are folded away, and so are runs of rows with nothing to read
-// when the table is long. Rows a check blamed are marked ✗ with what it
-// said; the failure closes the table.
+// an interleaving, after Lincheck. First comes the scenario (each task's
+// operations and their answers). Then comes a table with one column per
+// task that took part, one row per event in execution order with its
+// virtual time and step. Its events are the locks taken and released, the
+// client operations and their answers, the database's statements with
+// their snapshot instants, the messages and their fates, the faults, and
+// the preemptions. Tasks that only ran are folded away, and so are runs of
+// rows with nothing to read when the table is long. Rows a check blamed are
+// marked ✗ with what it said; the failure closes the table.
 package interleave
 
 import (

@@ -34,11 +34,11 @@ func (rc Reconnect) on() bool { return rc != Reconnect{} }
 // Faults (see Reliable) delivers every message once, at once, in order.
 //
 // A message is lost when any of these happens, and its Record says which
-// (first match): the subscriber is disconnected at some instant of its
-// flight [sent, arrival], by a partition window or a reconnect gap (in
+// (first match). First, the subscriber is disconnected at some instant of
+// its flight [sent, arrival], by a partition window or a reconnect gap. In
 // flight messages die with the connection, as Redis drops a disconnected
-// client's output buffer); a random loss (LossProb); the subscriber's
-// queue is full (overflow).
+// client's output buffer. Second, a random loss (LossProb). Third, the
+// subscriber's queue is full (overflow).
 type Faults struct {
 	// LossProb is the probability that a message is dropped.
 	LossProb float64

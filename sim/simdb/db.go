@@ -73,7 +73,7 @@ func (db *DB[S]) State() *S { return &db.state }
 // Write applies f to the state atomically at one virtual instant and appends
 // a Commit to the log. It first takes its own latency (drawn like a
 // statement's), so the commit instant lies after the call and before its
-// return; inside f, CommitInstant returns it, so a scenario can record
+// return. Inside f, CommitInstant returns it, so a scenario can record
 // per-key truth at exactly the commit instant. f must not block or call any
 // scheduling point (that would split the commit across instants; the run
 // fails if it does).

@@ -268,7 +268,7 @@ type outcome struct {
 // and the corpus entry.
 //
 // pre, when not nil, is the seed's run made ahead of time on another core
-// (parallel.go): the run is deterministic, so it is the run this subtest
+// (parallel.go). The run is deterministic, so it is the run this subtest
 // would have made.
 func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 	st := h.st
