@@ -23,14 +23,14 @@ import (
 // telemetry: logs enables debug inside conn spans (and error inside quiet
 // ones, a less verbose directive for a span nested in conn), telemetry
 // trace inside request spans. Three directives test how span directives
-// combine, as EnvFilter (tracing-subscriber 0.3) combines them: a conn span
+// combine, as EnvFilter (tracing-subscriber 0.3) combines them. A conn span
 // of buzz_relay, or of a target below it, is matched by two directives, and
 // the more verbose wins whatever their order (EnvFilter keeps the most
-// verbose level of the matching directives without fields); a poll span
-// enables info only when its target is buzz_relay or below it; and the
-// spans task 0 creates (field task=0) enable debug for telemetry, a
-// directive with fields and no span name. [quiet] is named twice: the
-// later directive replaces the earlier, as in EnvFilter's directive set, so
+// verbose level of the matching directives without fields). A poll span
+// enables info only when its target is buzz_relay or below it. The spans
+// task 0 creates (field task=0) enable debug for telemetry, a directive
+// with fields and no span name. The span [quiet] is named twice: the later
+// directive replaces the earlier, as in EnvFilter's directive set, so
 // quiet spans enable error, not debug. Two directives name no level, which
 // EnvFilter reads as every level: [connection] (inside connection spans)
 // and the bare target other (for its events everywhere).
@@ -121,8 +121,8 @@ func (sh lf4Shape) install(r rt.Runtime) (spans *logfilter.Spans, logs, otel *lo
 }
 
 // selects reports whether a span-aware filter of the shape has a span
-// directive matching sp (read from the lists, as lf4Want reads them), so
-// that entering sp while it is open adds it to the context; a span no
+// directive matching sp (read from the lists, as lf4Want reads them). If
+// so, entering sp while it is open adds it to the context. A span no
 // directive selects adds nothing, and its Exit leaves the context as it is
 // (the package's documented Enter and Exit).
 func (sh lf4Shape) selects(sp *lf4Span) bool {
@@ -185,7 +185,7 @@ type frame struct {
 	skipped bool
 }
 
-// exited is the model of sp.Exit on tc's context: Exit returns the context
+// exited is the model of sp.Exit on tc's context. Exit returns the context
 // from before the innermost Enter of sp that added to it, so it leaves
 // every span entered within sp too, whatever order the program closes
 // them in (an outer span exited while an inner one is open leaves both).
@@ -264,15 +264,16 @@ func (tc *taskCtx) names() string {
 	return "inside " + strings.Join(parts, "/")
 }
 
-// lf4Want is LF-4's reference, from the claim's words and the two lists:
-// an event passes the logs filter at WARN and above, at DEBUG and above
-// inside a conn span or any span entered within one (of any target: the
-// more verbose of [conn]=debug and buzz_relay[conn]=info), at INFO and
-// above inside a poll span of buzz_relay or a target below it, at ERROR and
-// above inside a quiet span; it passes the telemetry filter at ERROR and
-// above, at TRACE and above inside a request span, and at DEBUG and above
-// inside a span task 0 started, and at TRACE and above inside a
-// connection span or from the target other (or one below it).
+// lf4Want is LF-4's reference, from the claim's words and the two lists.
+// An event passes the logs filter at WARN and above. It passes it at DEBUG
+// and above inside a conn span or any span entered within one (of any
+// target: the more verbose of [conn]=debug and buzz_relay[conn]=info). It
+// passes it at INFO and above inside a poll span of buzz_relay or a target
+// below it, and at ERROR and above inside a quiet span. An event passes
+// the telemetry filter at ERROR and above, at TRACE and above inside a
+// request span, and at DEBUG and above inside a span task 0 started. It
+// also passes it at TRACE and above inside a connection span or from the
+// target other (or one below it).
 func lf4Want(tc *taskCtx, target string, l slog.Level) (logs, otel bool) {
 	logs, otel = l >= levelWarn, l >= levelError
 	if tc.has("conn") {
@@ -503,8 +504,8 @@ func (w *lf4World) log(tc *taskCtx, who string) {
 
 // directed is the fixed part every seed runs first, on the root task:
 // outside, a request span alone, the lookalike alone, conn, request in
-// conn, quiet in request in conn, the lookalike below them, and back out;
-// a task started inside conn and one started three spans below it log only
+// conn, quiet in request in conn, the lookalike below them, and back out.
+// A task started inside conn and one started three spans below it log only
 // after the root has exited and closed every span (a context keeps what it
 // had when the span was entered).
 func (w *lf4World) directed(wg rt.WaitGroup) {
@@ -569,8 +570,8 @@ func (w *lf4World) directed(wg rt.WaitGroup) {
 
 // worker runs rounds of a seeded program: enter spans (the shared conn span
 // or new ones) up to three deep, exit the innermost, log, start a task
-// inside the current spans, yield; then exit everything, log outside,
-// close its spans and, now and then, enter one of them again after its
+// inside the current spans, yield. Then it exits everything, logs outside,
+// closes its spans and, now and then, enters one of them again after its
 // close.
 func (w *lf4World) worker(task, rounds int, wg rt.WaitGroup) {
 	r := w.s.Rand()
@@ -715,14 +716,15 @@ func flyLF4(s *sim.Sim, workers, rounds int) (lf4Result, error) {
 // [conn]=debug enables debug events only inside a conn span and the spans
 // entered within it. Logs and telemetry filters are installed together, in
 // a registry shape drawn from the seed (both span-aware, or one of them a
-// target table, in either order: lf4Shapes); the root task runs a directed
-// sequence (with spans exited out of order), then four tasks run seeded
+// target table, in either order: lf4Shapes). The root task runs a directed
+// sequence (with spans exited out of order). Then four tasks run seeded
 // programs that create spans (conn, its lookalike connection, request,
-// quiet, poll; and one conn span shared by all), enter them up to three
-// deep, exit, close, start tasks inside them that log later (after their
-// parent may have exited and closed the span), and log an event at every
-// level from a random target at every step; spans are exited in orders
-// drawn from the seed, an outer one while inner ones are open too. The scheduler interleaves them
+// quiet, poll; and one conn span shared by all) and enter them up to three
+// deep. They exit and close them, and start tasks inside them that log
+// later (after their parent may have exited and closed the span). They log
+// an event at every level from a random target at every step. Spans are
+// exited in orders drawn from the seed, an outer one while inner ones are
+// open too. The scheduler interleaves them
 // at every lock of the span-aware filters. Every event's fate in each
 // filter's captured output is compared with the reference reading of the
 // two lists. Probes require the interleavings that matter.
