@@ -26,12 +26,12 @@ type drainsSeed struct {
 // TestDR4_ConcurrentDrainsSerialized checks DR-4: drains are serialized:
 // the swap, split and put-back of concurrent drains run one at a time.
 // Three drainer tasks issue two drains each at once while three recorders
-// record and a pruner prunes; at every yield of a drain the drain mutex
+// record and a pruner prunes. At every yield of a drain the drain mutex
 // must be held and exactly one drain must be between its two write
-// acquisitions (the probe, from outside); every point must be drained
-// exactly once or pruned (none lost, none duplicated); and the whole
-// history must be linearizable (porcupine against model.CollectorModel, and
-// the lock-order replay). The seeds must reach a second drain waiting on the
+// acquisitions (the probe, from outside). Every point must be drained
+// exactly once or pruned (none lost, none duplicated). The whole history
+// must be linearizable (porcupine against model.CollectorModel, and the
+// lock-order replay). The seeds must reach a second drain waiting on the
 // drain mutex during the first's split, and a prune between a drain's two
 // swaps.
 func TestDR4_ConcurrentDrainsSerialized(t *testing.T) {
@@ -105,17 +105,18 @@ func TestDR4_ConcurrentDrainsSerialized(t *testing.T) {
 }
 
 // TestDR4_ProofTwoDrainsAndAPrune proves DR-3 and DR-4 on the smallest
-// configuration with two rounds of the race: a collector holding a point
-// older and one younger than the first drain's cutoff, on two keys; two
-// drains issued at once (cutoffs between and after the points); and a
+// configuration with two rounds of the race. A collector holds a point
+// older and one younger than the first drain's cutoff, on two keys. Two
+// drains are issued at once (cutoffs between and after the points), and a
 // prune (older than both cutoffs, so it may concern only the points no
-// drain holds), each on its own task, then a final drain of everything. In
-// every schedule with at most 2 preemptions: no drain holds the write lock
-// at any of its yields, the last one after the split included, and the
-// prune, when it comes between a drain's two swaps, does not wait for that
-// drain (DR-3); the swap, split and put-back of the two drains never
-// overlap and every point is drained exactly once or pruned (DR-4); and the
-// history replays against the sequential model in write-lock order. The
+// drain holds), each on its own task; then a final drain of everything.
+// Every schedule with at most 2 preemptions must hold three things. For
+// DR-3, no drain holds the write lock at any of its yields, the last one
+// after the split included, and the prune, when it comes between a drain's
+// two swaps, does not wait for that drain. For DR-4, the swap, split and
+// put-back of the two drains never overlap and every point is drained
+// exactly once or pruned. And the history replays against the sequential
+// model in write-lock order. The
 // schedules must contain a second drain waiting on the drain mutex during
 // the first's split, the prune during a split, and a drain called while
 // the prune held the write lock.
@@ -221,11 +222,11 @@ func TestDR5_PutBackOrder(t *testing.T) {
 }
 
 // TestDR7_Linearizable checks DR-7, the whole world of the source text on
-// the production collector: recorders on several keys with out-of-order
-// timestamps, the flush worker draining every virtual second (with injected
-// panics and errors), a second drainer, a pruner, in-memory queries, and at
-// every yield of every drain a record and a whole-key query issued from
-// other tasks.
+// the production collector. Recorders write on several keys with
+// out-of-order timestamps, and the flush worker drains every virtual second
+// (with injected panics and errors). A second drainer, a pruner and
+// in-memory queries run too, and at every yield of every drain a record and
+// a whole-key query are issued from other tasks.
 //
 // Record, drain, prune and the queries that overlap no drain must be
 // linearizable against model.CollectorModel (porcupine, on call/return
