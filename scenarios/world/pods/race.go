@@ -13,19 +13,19 @@ import (
 )
 
 // Race is the directed workload that drives a cache's staleness window to
-// its bound on purpose, instead of hoping a random churn gets close: a cold
-// read of the cache takes its database snapshot at t0, the change that
+// its bound on purpose, instead of hoping a random churn gets close. A cold
+// read of the cache takes its database snapshot at t0. The change that
 // makes the snapshot's answer false commits at the same instant, right
-// after the snapshot (the worst moment: the cache's age clock started no
-// earlier than t0, and the answer was true until t0), the read then takes
-// ReadLatency to return, and probe readers ask at the offsets from t0 that
-// the claim's bound makes interesting: just inside the window, exactly at
-// its end, and past it.
+// after the snapshot. That is the worst moment: the cache's age clock
+// started no earlier than t0, and the answer was true until t0. The read
+// then takes ReadLatency to return. Probe readers ask at the offsets from
+// t0 that the claim's bound makes interesting: just inside the window,
+// exactly at its end, and past it.
 //
 // A correct cache answers stale inside the window, up to a staleness just
-// below the bound, and never at or after it: a design 1% wider, or one that
+// below the bound, and never at or after it. A design 1% wider, or one that
 // serves an answer at exactly the bound, or one that starts its age clock
-// later than the read, answers stale at a probe past the bound, and the
+// later than the read, answers stale at a probe past the bound. The
 // staleness checker sees it.
 type Race struct {
 	// Statement is the cache's read that the change must follow:
@@ -202,9 +202,9 @@ func (w *World) Override(h func(simdb.Statement) (simdb.Fault, bool)) (restore f
 
 // WindowOffsets are probe instants around a window that ends bound after
 // t0 (plus extra, the part of the window the design adds on its own, such
-// as the read that filled a member entry): a fine approach from inside, the
-// last nanosecond inside, the end itself, and points past it up to a fifth
-// of the bound, so a design 1% wider is seen.
+// as the read that filled a member entry). They are a fine approach from
+// inside, the last nanosecond inside, the end itself, and points past it up
+// to a fifth of the bound, so a design 1% wider is seen.
 func WindowOffsets(bound, extra time.Duration) []time.Duration {
 	end := bound + extra
 	out := []time.Duration{end / 2, end - bound/100, end - bound/1000, end - time.Nanosecond, end, end + time.Nanosecond,
