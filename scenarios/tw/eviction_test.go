@@ -17,7 +17,7 @@ import (
 
 // smallQueues gives every thread a queue of a half to nine tenths of the
 // connections it opens at the start, so that openings evict throughout the
-// run; or, for the smallest draws (about one thread in ten to thirty), a
+// run. For the smallest draws (about one thread in ten to thirty) it gives a
 // queue of 4 to 19, so that a shrinker that makes the draw smaller finds a
 // counterexample with a handful of openings: the smallest draw is a
 // queue of 4. One draw per thread either way.
@@ -36,11 +36,11 @@ func smallQueues(c *netthreads.Config, rnd *rand.Rand) {
 // TestTW10_EvictionInWorlds checks TW-10 in the swarm world with small
 // connection queues, against the full-scan reference extended the same
 // way (model.FullScanQueue, the same limit, mirrored at the same
-// instants): every connection the reference evicts, the wheel cop's
-// handler is told of exactly once, at the same opening, in the same order
-// (least recently active first); it is closed and out of the wheel right
-// after, and nothing of it fires later; inactivity_cop_evicted counts the
-// evictions. All the other timeouts stay the reference's (TW-2's
+// instants). The wheel cop's handler is told of every connection the
+// reference evicts exactly once, at the same opening, in the same order
+// (least recently active first). The connection is closed and out of the
+// wheel right after, and nothing of it fires later. inactivity_cop_evicted
+// counts the evictions. All the other timeouts stay the reference's (TW-2's
 // differential).
 func TestTW10_EvictionInWorlds(t *testing.T) {
 	names := metricNames(t)
@@ -76,14 +76,15 @@ func TestTW10_EvictionInWorlds(t *testing.T) {
 }
 
 // TestTW10_EvictionOrderDirected opens connections on one handler of the
-// production configuration with a queue of 8 to 32, makes activity on some
-// of them, and keeps its own list of the documented order (least recently
-// active first: an opening or a NetActivity moves a connection to the end;
-// a setter does not). Every connection is armed with a timeout that comes
-// due soon. Each further opening must evict exactly the first of the list:
-// its handler is told once, from inside that Open, with an Evicted timeout;
-// it is closed and out of the wheel; inactivity_cop_evicted counts it; and
-// no callback comes for it afterwards, though its old deadline passes.
+// production configuration with a queue of 8 to 32, and makes activity on
+// some of them. It keeps its own list of the documented order (least
+// recently active first: an opening or a NetActivity moves a connection to
+// the end; a setter does not). Every connection is armed with a timeout
+// that comes due soon. Each further opening must evict exactly the first
+// of the list. Its handler is told once, from inside that Open, with an
+// Evicted timeout.
+// It is closed and out of the wheel, and inactivity_cop_evicted counts it.
+// No callback comes for it afterwards, though its old deadline passes.
 func TestTW10_EvictionOrderDirected(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "TW-10", Options: simtest.Options{Seeds: seeds(10), Config: twSim},
