@@ -63,8 +63,8 @@ func retained(w *pods.World, pod *pods.Pod, users []authz.ID, ch authz.ID) (int,
 // size lists, 256 KiB of IDs per snapshot) are loaded one after another on
 // one pod, maintenance runs, and the snapshots the pod still answers from
 // are found from outside (retained). Their payload, 16 bytes per ID the
-// tables give those users, is a lower bound of the retained weight and must
-// stay within the 64 MiB budget of the claims table; the users fill the
+// tables give those users, is a lower bound of the retained weight. It must
+// stay within the 64 MiB budget of the claims table. The users fill the
 // cache past the budget, so the payload must also come within 0.5% of it
 // (a weigher that ignores the payload, or a budget 1% larger, keeps more).
 func TestMS8_BudgetAtTheBound(t *testing.T) {
@@ -140,9 +140,9 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 
 // TestMS8_EmptyEntriesAndMarkersWeigh checks the rest of MS-8: empty
 // entries and markers have nonzero weight, so a budget of B bytes retains
-// at most B of them. The pod runs with a 2 KiB budget and a 4-ID cap; 4,000
-// users with no membership (empty snapshots) and 4,000 with 5 (markers) are
-// loaded, and the entries answered without a load are counted from outside
+// at most B of them. The pod runs with a 2 KiB budget and a 4-ID cap. It
+// loads 4,000 users with no membership (empty snapshots) and 4,000 with 5
+// (markers). The entries answered without a load are counted from outside
 // (with the database offline, a retained empty snapshot answers, a retained
 // marker runs its point check, an absent entry its load).
 func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
@@ -217,7 +217,7 @@ func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 // never correctness: a small cap and a budget of 1–6 maximum-size
 // snapshots keep eviction constant while six clients check random users
 // (of adversarial sizes: none, one, the cap minus one, the cap, the cap
-// plus one, random) for 30 s; every answer must match the tables.
+// plus one, random) for 30 s. Every answer must match the tables.
 func TestMS8_EvictionKeepsAnswersRight(t *testing.T) {
 	const capIDs, nUsers, nChannels = 64, 48, 72
 	claims.Run(t, claims.Check[claims.Sample]{

@@ -39,14 +39,14 @@ type fenceSeed struct {
 // linearizable as boolean registers (porcupine).
 //
 // About half of the loads take 300–900 ms and admins write about twice a
-// second, so loads straddle invalidations of their own user; clients
-// re-check every channel of their user every ≤300 ms, so a snapshot that an
+// second, so loads straddle invalidations of their own user. Clients
+// re-check every channel of their user every ≤300 ms. So a snapshot that an
 // unfenced load published after the invalidation is read at once, and a
 // second load of the same user often starts while the first is still in
 // flight after the invalidation (the probes require both).
 //
 // The fence must hold for the community-wide invalidations too, not only
-// for the per-user one: a community admin announces accessible_all every
+// for the per-user one. A community admin announces accessible_all every
 // ≤3 s (every user of the community reloads at once) and, while those
 // loads run, deletes one of three extra channels (each a third of its
 // users' memberships) or toggles a channel's visibility. A load that read
@@ -121,11 +121,11 @@ func communityWide(c *pods.MSChurn) {
 }
 
 // TestMS3_ProofFence proves MS-3 on the smallest configuration with two
-// rounds of the race: one pod; a cold check whose load takes 500 ms; an
-// admin who removes the membership and invalidates while that load is in
-// flight; a second check after the invalidation, whose load (600 ms) runs
-// while the first is still in flight and ends after it; and a check after
-// both loads ended.
+// rounds of the race. One pod runs a cold check whose load takes 500 ms. An
+// admin removes the membership and invalidates while that load is in
+// flight. A second check comes after the invalidation; its load (600 ms)
+// runs while the first is still in flight and ends after it. A last check
+// comes after both loads ended.
 // In every schedule with at most 2 preemptions the operations are
 // linearizable (porcupine): the old load may answer its own request but
 // never publishes over the second load's entry, and the second load's

@@ -13,22 +13,22 @@ import (
 )
 
 // TestMS3_RealGoroutinesRaceFree runs the membership cache on real
-// goroutines (rt.Real): readers check (and one check in five subscribes
-// the user whose grants are never invalidated: its denials go stale) while
-// a writer changes memberships and invalidates each change, dropping
-// the whole community now and then (accessible_all, two channel
-// deletions; visibility changes drop nothing), and a maintainer removes expired
-// entries and reads Usage and Inspect; a small cap and budget keep markers and
-// evictions in play. Once they are done, every answer must be the
-// database's: no load that raced a change published it (MS-3). Under the
-// race detector (make race, and the audit's Race mutants) it is MS-3's
-// check for what the simulator cannot see: it runs one task at a time, so
-// a lock left out where no scheduling point lies inside (the fence's peek
-// and put, the waiters' recheck) changes nothing a simulated check
-// observes, while real goroutines race on the cache's map.
+// goroutines (rt.Real). Readers check (and one check in five subscribes
+// the user whose grants are never invalidated: its denials go stale). A
+// writer meanwhile changes memberships and invalidates each change,
+// dropping the whole community now and then (accessible_all, two channel
+// deletions; visibility changes drop nothing). A maintainer removes
+// expired entries and reads Usage and Inspect. A small cap and budget keep
+// markers and evictions in play. Once they are done, every answer must be
+// the database's: no load that raced a change published it (MS-3). Under
+// the race detector (make race, and the audit's Race mutants) it is MS-3's
+// check for what the simulator cannot see. The simulator runs one task at
+// a time, so a lock left out where no scheduling point lies inside (the
+// fence's peek and put, the waiters' recheck) changes nothing a simulated
+// check observes, while real goroutines race on the cache's map.
 //
 // The race detector only sees accesses that happen between two
-// synchronizations: every goroutine yields after each operation, so checks,
+// synchronizations. Every goroutine yields after each operation, so checks,
 // writes and invalidations interleave even with one processor
 // (GOMAXPROCS=1, where the audit runs Race mutants) or on a loaded machine,
 // instead of one goroutine running its whole loop before the next starts.
