@@ -260,17 +260,18 @@ func (tl *lf1Tally) judge(list string, want *bool, why string) {
 }
 
 // TestLF1_Classification checks LF-1: a directive list filters through the
-// lock-free target table exactly when it is plain. Each list of the table,
-// of rows at the parsers' limits (the largest segment count and byte length
-// both parsers accept, measured by growing lists, one below and one beyond),
-// and of two generators (lists built from segments of known kind, and lists
-// glued from the characters that matter), is classified by a reference
-// written from the claim's words and compared with IsPlain and with the
-// path New took, observed from outside the package: New on a counting
-// runtime, then a span entered and exited: the target path creates no lock
-// and takes none, the span-aware path creates one and takes a read lock per
-// enter and per exit. Lists that are not plain must get exactly what the
-// span-aware filter gives (the same error for those it rejects).
+// lock-free target table exactly when it is plain. The lists come from the
+// table, from rows at the parsers' limits (the largest segment count and
+// byte length both parsers accept, measured by growing lists, one below and
+// one beyond), and from two generators. These build lists from segments of
+// known kind, or glue them from the characters that matter. A reference
+// written from the claim's words classifies each list. The class is
+// compared with IsPlain and with the path New took, observed from outside
+// the package: New on a counting runtime, then a span entered and exited.
+// The target path creates no lock and takes none; the span-aware path
+// creates one and takes a read lock per enter and per exit. Lists that are
+// not plain must get exactly what the span-aware filter gives (the same
+// error for those it rejects).
 func TestLF1_Classification(t *testing.T) {
 	var tl lf1Tally
 	defer func() { tl.report(t) }()

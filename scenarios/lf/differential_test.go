@@ -28,10 +28,10 @@ type lf2Tally struct {
 	events, written int64
 }
 
-// differential runs LF-2's comparison on one plain list: the filter New
+// differential runs LF-2's comparison on one plain list. The filter New
 // builds for it (the target table, as observed from outside), the target
 // table itself and the span-aware filter of the same list each see every
-// event of the workload, and their captured outputs must be identical; all
+// event of the workload, and their captured outputs must be identical. All
 // three must also write exactly what the reference reading of the list
 // passes, so a fault both paths share shows too.
 func (tl *lf2Tally) differential(list, why string) {
@@ -77,11 +77,12 @@ func (tl *lf2Tally) differential(list, why string) {
 // TestLF2_TargetTableLogsWhatSpanAwareLogs checks LF-2: for every plain
 // list, the target table logs exactly what the span-aware filter logs. Each
 // of the fixed lists and of the generated ones is given to both filters (and
-// to New, which must have chosen the table); every event level (each named
-// level and its neighbours) from eight targets (nested ones, prefix
-// lookalikes, one nested in a one-letter target) and from a logger without a target is logged outside spans,
-// inside a span, in a span nested in it and after them, and the captured
-// outputs are compared record for record.
+// to New, which must have chosen the table). Every event level (each named
+// level and its neighbours) is logged from eight targets (nested ones,
+// prefix lookalikes, one nested in a one-letter target) and from a logger
+// without a target. It is logged outside spans, inside a span, in a span
+// nested in it and after them, and the captured outputs are compared record
+// for record.
 func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {
 	var tl lf2Tally
 	defer func() { tl.report(t) }()

@@ -1,9 +1,9 @@
 // Package lf holds the claim checks of the log filter (LF-1 to LF-5 of
 // CLAIMS.md; source text: the first half of
-// ../shared/seeds/open-channels-cache.txt), run against the production
-// code of impl/logfilter: the deterministic checks (LF-1 to LF-3) directly,
-// the concurrency checks (LF-4, LF-5) under the simulator with the
-// filters' locks on the simulated runtime, and LF-4 also on real
+// ../shared/seeds/open-channels-cache.txt). They run against the production
+// code of impl/logfilter. The deterministic checks (LF-1 to LF-3) run it
+// directly. The concurrency checks (LF-4, LF-5) run it under the simulator
+// with the filters' locks on the simulated runtime, and LF-4 also on real
 // goroutines under the race detector.
 //
 //	LF-1  classify_test.go      a list takes the lock-free target table exactly when it is plain: a table, rows at the parsers' limits (measured by growing lists) and two generators against a reference classifier, the path observed from outside

@@ -64,7 +64,7 @@ type lf3Tally struct {
 
 // routing checks that New keeps a list with an empty level on the
 // span-aware path (observed from outside) and that what New's filter logs
-// is exactly what the span-aware filter logs, over the whole workload; it
+// is exactly what the span-aware filter logs, over the whole workload. It
 // returns whether the target table's own reading of the list would have
 // logged something else.
 func (tl *lf3Tally) routing(list string, wrong func(string, ...any)) bool {
@@ -99,12 +99,13 @@ func (tl *lf3Tally) routing(list string, wrong func(string, ...any)) bool {
 // TestLF3_EmptyLevelNeverTakesTheTargetPath checks LF-3: an empty level
 // (`target=`) means every level on the span-aware filter, while the target
 // table's own parser reads it as ERROR, so such a list never takes the
-// target path. Directed lists show both readings in captured output (every
+// target path. Directed lists show both readings in captured output: every
 // named level logged from the target and the targets below it on the
-// span-aware filter; only ERROR and above from the target table built
-// directly) and that New keeps each on the span-aware path, observed from
-// outside, logging what the span-aware filter logs. Generated lists mix
-// empty levels into plain lists, inside the LF-2 differential's workload.
+// span-aware filter, only ERROR and above from the target table built
+// directly. They also show that New keeps each on the span-aware path,
+// observed from outside, logging what the span-aware filter logs.
+// Generated lists mix empty levels into plain lists, inside the LF-2
+// differential's workload.
 func TestLF3_EmptyLevelNeverTakesTheTargetPath(t *testing.T) {
 	var tl lf3Tally
 	defer func() { tl.report(t) }()

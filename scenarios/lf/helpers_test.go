@@ -32,11 +32,11 @@ var namedLevels = []slog.Level{levelTrace, levelDebug, levelInfo, levelWarn, lev
 // locks created through it and every acquisition of them, and attributes
 // each acquisition to the operation in progress on the task that took it.
 //
-// Attribution works under the simulator without knowing task identities: a
-// task sets owner just before it calls into the package (do), and every
-// wrapped lock method, which is where the package can yield to another
-// task, remembers owner on entry and restores it when the inner call
-// returns, that is when its own task runs again. Only one task runs at a
+// Attribution works under the simulator without knowing task identities. A
+// task sets owner just before it calls into the package (do). Every wrapped
+// lock method, which is where the package can yield to another task,
+// remembers owner on entry and restores it when the inner call returns,
+// that is when its own task runs again. Only one task runs at a
 // time, so plain fields suffice. Under rt.Real() it is for one goroutine.
 type lockCounter struct {
 	rt.Runtime
@@ -316,7 +316,7 @@ type refRule struct {
 }
 
 // refStatic is the reference reading of a plain list, written from the
-// package's documented semantics and sharing no code with it: of the
+// package's documented semantics and sharing no code with it. Of the
 // directives whose target covers an event's target at a "::" boundary the
 // longest decides, the last one for a target wins, else the last bare
 // level, else nothing; off enables nothing.

@@ -17,18 +17,18 @@ import (
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
 
-// lf5Configs are the installations LF-5's check flies: both filters of the
-// source text (logs and telemetry) on the target path, on the span-aware
-// path for three reasons (span directives, the span-aware filter forced
-// onto the same plain lists, as before the change, and empty levels), one
-// of each (the span-aware one for logs, and for telemetry), and one filter
-// alone. Every two-filter installation is flown in both orders of
-// NewSpans, the first drawn from the seed (lf5Orders), so every registry
-// shape is covered: a target table installed before a span-aware filter
-// too, which shifts the span-aware filter's position among all the filters
-// away from its position among the span-aware ones. How many span-aware
-// filters each has is derived from the reference classifier, not from the
-// package.
+// lf5Configs are the installations LF-5's check flies. Both filters of the
+// source text (logs and telemetry) are on the target path, or on the
+// span-aware path for three reasons (span directives, the span-aware
+// filter forced onto the same plain lists, as before the change, and empty
+// levels). Others have one of each (the span-aware one for logs, and for
+// telemetry), or one filter alone. Every two-filter installation is flown
+// in both orders of NewSpans, the first drawn from the seed (lf5Orders).
+// So every registry shape is covered, a target table installed before a
+// span-aware filter too. That order shifts the span-aware filter's
+// position among all the filters away from its position among the
+// span-aware ones. How many span-aware filters each has is derived from the
+// reference classifier, not from the package.
 var lf5Configs = []struct {
 	name       string
 	logs, otel string // otel "": the logs filter alone

@@ -13,21 +13,21 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims/racefree"
 )
 
-// TestLF4_RealGoroutinesRaceFree is LF-4 "also under real goroutines":
-// for every registry shape of the simulated check (lf4Shapes: both filters
-// span-aware, or one of them a target table, installed in either order),
-// workers on rt.Real create spans of every name and target of the
-// simulated check, enter them (and one conn span they all share), judge
-// an event at every level from every target inside and outside them, exit
-// them in orders of their own (an outer span while inner ones are open
-// too) and close them, with logs and telemetry installed together. Every
-// answer of both handlers' Enabled must be the reference's (lf4Shape.want).
-// Under the race detector (make race, and the audit's Race mutants) it is
-// LF-4's check for what the simulator cannot see: a span-aware filter's
-// registry is a map behind its lock, and a lock left out where no
-// scheduling point lies inside (a span's registration, its removal)
-// changes nothing a simulated check observes, while real goroutines race
-// on the map.
+// TestLF4_RealGoroutinesRaceFree is LF-4 "also under real goroutines". It
+// covers every registry shape of the simulated check (lf4Shapes: both
+// filters span-aware, or one of them a target table, installed in either
+// order), with logs and telemetry installed together. Workers on rt.Real
+// create spans of every name and target of the simulated check and enter
+// them (and one conn span they all share). They judge an event at every
+// level from every target inside and outside them. They exit them in
+// orders of their own (an outer span while inner ones are open too) and
+// close them. Every answer of both handlers' Enabled must be the
+// reference's (lf4Shape.want). Under the race detector (make race, and the
+// audit's Race mutants) it is LF-4's check for what the simulator cannot
+// see. A span-aware filter's registry is a map behind its lock. A lock
+// left out where no scheduling point lies inside (a span's registration,
+// its removal) changes nothing a simulated check observes, while real
+// goroutines race on the map.
 //
 // Every worker yields after each step, so starts, enters, exits and
 // closes interleave even with one processor (GOMAXPROCS=1, where the
