@@ -18,11 +18,11 @@ import (
 // TestTW7_AuditFindsInjected checks that the audit finds what it exists
 // for. The cop's API cannot lose a connection, so the check does it the way
 // a bookkeeping bug would, through the wheel's own Cancel and Schedule on
-// the connection's element (netthreads.Lose, netthreads.Delay): the next
+// the connection's element (netthreads.Lose, netthreads.Delay). The next
 // pass's audit must count exactly the lost and late connections, and go
-// quiet once they are re-armed; and the harm is real, seen from the
-// callbacks: a lost connection is never timed out, a late one fires after
-// its first tick.
+// quiet once they are re-armed. The harm is real, seen from the callbacks:
+// a lost connection is never timed out, a late one fires after its first
+// tick.
 func TestTW7_AuditFindsInjected(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "TW-7", Options: simtest.Options{Seeds: seeds(10), Config: twSim},

@@ -109,11 +109,11 @@ func flyBursts(s *sim.Sim, budget int) (burstRun, error) {
 }
 
 // TestTW4_FirstPassFiresTheBudget checks TW-4's budget on the production
-// configuration: a burst of simultaneous deadlines larger than the claims
+// configuration. A burst of simultaneous deadlines larger than the claims
 // table's budget is fired by its first pass exactly a budget at a time,
-// each later pass firing the budget or what is left, counted from the
-// callbacks (each pass's callbacks share its instant). A budget one larger
-// fires one more in the first pass.
+// each later pass firing the budget or what is left. The check counts from
+// the callbacks (each pass's callbacks share its instant). A budget one
+// larger fires one more in the first pass.
 func TestTW4_FirstPassFiresTheBudget(t *testing.T) {
 	claims.Run(t, claims.Check[burstRun]{
 		Claim: "TW-4", Bound: "budget", Options: simtest.Options{Seeds: seeds(6), Config: twSim},

@@ -71,16 +71,16 @@ type lateness struct {
 
 // TestTW2_LateByAtMostATick drives TW-2's lateness to its bound on the
 // production configuration. Pass instants are learnt from outside, from
-// the instant a timeout callback runs; in each callback, at a pass instant
-// P, the chain arms the next round: a deadline 1 ns after P (set with a
-// 1 ns timeout: the latest a timeout can come, a tick minus 1 ns), and
+// the instant a timeout callback runs. In each callback, at a pass instant
+// P, the chain arms the next round. It sets a deadline 1 ns after P (with a
+// 1 ns timeout: the latest a timeout can come, a tick minus 1 ns). It sets
 // deadlines exactly one tick of the claims table after P, by an inactivity
-// timeout, an active timeout and activity on an armed connection (on the
-// next pass instant: not passed there, fired one tick later, exactly at
-// the bound). Each lateness is the callback's instant minus the deadline
-// the chain computed. A tick 1% longer fires the 1 ns deadline more than a
-// tick late; a comparison that fires at the deadline itself, or a re-arm a
-// tick late, fires the on-pass deadlines wrong.
+// timeout, an active timeout and activity on an armed connection. Those
+// fall on the next pass instant: not passed there, fired one tick later,
+// exactly at the bound. Each lateness is the callback's instant minus the
+// deadline the chain computed. A tick 1% longer fires the 1 ns deadline
+// more than a tick late; a comparison that fires at the deadline itself, or
+// a re-arm a tick late, fires the on-pass deadlines wrong.
 func TestTW2_LateByAtMostATick(t *testing.T) {
 	claims.Run(t, claims.Check[lateness]{
 		Claim: "TW-2", Bound: "tick", Options: simtest.Options{Seeds: seeds(10), Config: twSim},

@@ -1,10 +1,10 @@
 // Package tw holds the claim checks of the timer-wheel inactivity cop (TW-1
 // to TW-10 of CLAIMS.md; source text:
-// ../shared/seeds/timer-wheel-inactivity-cop.txt), flown in the simulated net
-// threads of scenarios/world/netthreads around the production code of
-// impl/timerwheel and impl/inactivitycop, and judged by the timeout checkers
-// of package checks (checks/timeouts.go, checks/copvisits.go) against the
-// full-scan reference model.FullScan.
+// ../shared/seeds/timer-wheel-inactivity-cop.txt). They fly in the
+// simulated net threads of scenarios/world/netthreads around the production
+// code of impl/timerwheel and impl/inactivitycop. The timeout checkers of
+// package checks (checks/timeouts.go, checks/copvisits.go) judge them
+// against the full-scan reference model.FullScan.
 //
 //	TW-1   rearm_test.go         the wheel never holds a deadline later than the real one: swarm worlds (every step) and a two-round proof under DPOR
 //	TW-2   differential_test.go  same timeouts as the full scan (swarm worlds), and lateness driven to one tick from pass instants observed from outside
@@ -20,9 +20,10 @@
 //
 // Every bound comes from scenarios/claims.Table (the tick, the budget, the
 // continuation, the visits when none due, the speed-up) and the counter
-// names from series.Table; the production configuration under test is
-// inactivitycop.DefaultConfig(), which the checks measure, never read. The wall-clock parts (TW-6's cost, TW-8's
-// real pass times, TW-9) run sequentially outside the simulator. The
+// names from series.Table. The production configuration under test is
+// inactivitycop.DefaultConfig(), which the checks measure, never read. The
+// wall-clock parts (TW-6's cost, TW-8's real pass times, TW-9) run
+// sequentially outside the simulator. The
 // mutants these checks must catch are in scenarios/mutants/tw.go, with the
 // tolerance sites (twSites) the audit widens.
 package tw

@@ -90,7 +90,7 @@ type tweak func(c *netthreads.Config, rnd *rand.Rand)
 
 // fly draws a world from the seed (netthreads.Swarm: net threads with rings
 // of 16, 64 or 4,096 buckets, budgets of 16 to 4,096, bursts larger than
-// the budget, pauses and clock jumps longer than the ring), lets the
+// the budget, pauses and clock jumps longer than the ring). It lets the
 // tweaks adjust it, flies it to the end and judges its history with the
 // table's numbers. A world violation of one of failFast ends the run at
 // once.
@@ -169,11 +169,11 @@ func pausesBeyondTheRing(c *netthreads.Config, rnd *rand.Rand) {
 }
 
 // pausesAtTheRing makes every world pause twice at TW-5's boundary, for the
-// ring of one of its threads drawn at random: once for one tick more than
-// the ring, the shortest pause the fast-forward must shorten, and once for
-// exactly the ring, the longest the catch-up walks whole, restarting off
-// the tick grid half the time. A thread with another ring catches up after
-// a pause shorter or longer than its own.
+// ring of one of its threads drawn at random. It pauses once for one tick
+// more than the ring, the shortest pause the fast-forward must shorten. It
+// pauses once for exactly the ring, the longest the catch-up walks whole,
+// restarting off the tick grid half the time. A thread with another ring
+// catches up after a pause shorter or longer than its own.
 func pausesAtTheRing(c *netthreads.Config, rnd *rand.Rand) {
 	ring := int64(c.Threads[rnd.IntN(len(c.Threads))].Cop.Buckets)
 	c.SetPausesInTicks(rnd, []int64{ring + 1, ring}, []bool{false, rnd.IntN(2) == 0})

@@ -19,12 +19,12 @@ import (
 
 // TestTW8_MetricsMatchPrediction checks TW-8 on scripted connections whose
 // two timeouts may fall in one tick (two timeouts, one visit), with
-// activity (re-arms) and closes: under the names the claims table gives,
-// as the cop registers them, inactivity_cop_fired equals the timeouts the
-// callback saw and the prediction, _visited (and _lookups) the predicted
-// visits, _passes the ticks, _budget_exhausted 0, and the pass times 0 (a
-// pass takes no virtual time). A counter missing, renamed or never
-// registered fails.
+// activity (re-arms) and closes. The counters are read under the names the
+// claims table gives, as the cop registers them. inactivity_cop_fired
+// equals the timeouts the callback saw and the prediction, _visited (and
+// _lookups) the predicted visits, _passes the ticks, _budget_exhausted 0,
+// and the pass times 0 (a pass takes no virtual time). A counter missing,
+// renamed or never registered fails.
 func TestTW8_MetricsMatchPrediction(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[claims.Sample]{
@@ -107,11 +107,11 @@ func metricsScript(s *sim.Sim, n checks.CopMetricNames) (claims.Sample, error) {
 }
 
 // TestTW8_MetricsInWorlds checks TW-8 over random swarm workloads
-// (checks.CheckCopMetrics): every name the claims table gives is
-// registered; _fired equals the timeouts called back, _passes the passes at
-// ticks and restarts plus _budget_exhausted, every continuation seen from
-// outside is counted there, _visited equals the deadlines the wheel re-read,
-// and the pass times stay 0.
+// (checks.CheckCopMetrics). Every name the claims table gives is
+// registered. _fired equals the timeouts called back, _passes the passes at
+// ticks and restarts plus _budget_exhausted, and every continuation seen
+// from outside is counted there. _visited equals the deadlines the wheel
+// re-read, and the pass times stay 0.
 func TestTW8_MetricsInWorlds(t *testing.T) {
 	names := metricNames(t)
 	claims.Run(t, claims.Check[*flown]{

@@ -12,26 +12,26 @@ import (
 )
 
 // TestTW2_RealGoroutinesRaceFree runs one net thread's handler on real
-// goroutines (rt.Real): its cop task passes every millisecond over a ring
+// goroutines (rt.Real). Its cop task passes every millisecond over a ring
 // of 16 buckets with a budget of 8, while workers open connections, arm
 // them, keep some active and let others time out, and close them. From
-// outside, through onTimeout: a connection armed for an hour and kept
-// active is never timed out (never before its deadline); one armed for a
+// outside, through onTimeout, a connection armed for an hour and kept
+// active is never timed out (never before its deadline). One armed for a
 // millisecond and left idle is timed out, once, within a wall-clock limit
-// (once its deadline has passed); and once everything is closed the
-// thread holds no connection and the wheel no element (TW-2). An
+// (once its deadline has passed). Once everything is closed the thread
+// holds no connection and the wheel no element (TW-2). An
 // inspector reads the thread through Do all along, and finds the wheel
 // holding every live deadline no later than the real one (TW-1).
 //
 // Under the race detector (make race, and the audit's Race mutants) it is
-// TW-2's check for what the simulator cannot see: it runs one task at a
-// time, so a lock left out where no scheduling point lies inside (the
-// handler's Close, SetActiveTimeout, Do) changes nothing a simulated check
-// observes, while real goroutines race with the pass on the connection
-// and the wheel. An hour's deadline lies beyond the 16 ms ring, so passes
-// revisit the active connections once per ring (TW-5): a worker sleeps
-// between its activities, and passes come between them even with one
-// processor (GOMAXPROCS=1, where the audit runs Race mutants).
+// TW-2's check for what the simulator cannot see. The simulator runs one
+// task at a time, so a lock left out where no scheduling point lies inside
+// (the handler's Close, SetActiveTimeout, Do) changes nothing a simulated
+// check observes, while real goroutines race with the pass on the
+// connection and the wheel. An hour's deadline lies beyond the 16 ms ring,
+// so passes revisit the active connections once per ring (TW-5). A worker
+// sleeps between its activities, and passes come between them even with
+// one processor (GOMAXPROCS=1, where the audit runs Race mutants).
 func TestTW2_RealGoroutinesRaceFree(t *testing.T) {
 	const workers, rounds, activities = 4, 40, 3
 	const long, short = time.Hour, time.Millisecond

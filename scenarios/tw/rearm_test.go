@@ -67,12 +67,12 @@ func TestTW1_WheelNeverLater(t *testing.T) {
 // activity on c1 (whose bucket is due at 3 s) and a setter shortening c2 to
 // 4.5 s all start at once. Round 2 at 5 s: the second pass, activity on c2
 // (due at 5 s if round 1 shortened it first) and a setter shortening c1's
-// inactivity timeout to 5.1 s. After every operation the audit finds no
+// inactivity timeout to 5.1 s. In every schedule with at most 2
+// preemptions, three things hold. After every operation the audit finds no
 // connection the wheel holds later than its real deadline or not at all,
-// and a shortened deadline is held exactly at its real one; no timeout
-// fires at or before its deadline; and every deadline that passed before
-// the second pass was fired by it (the harm a missed re-arm does). In
-// every schedule with at most 2 preemptions.
+// and a shortened deadline is held exactly at its real one. No timeout
+// fires at or before its deadline. And every deadline that passed before
+// the second pass was fired by it (the harm a missed re-arm does).
 func TestTW1_ProofTwoRounds(t *testing.T) {
 	tick := claims.Get("TW-2", "tick").Duration()
 	claims.Prove(t, claims.ProofCheck{

@@ -48,7 +48,7 @@ func TestTW6_ScheduleCancelsFirst(t *testing.T) {
 // TestTW6_ConstantCost measures, on the bare wheel in real time, one re-arm
 // (Schedule of a scheduled element into another bucket) plus one Cancel,
 // one Cancel of the unscheduled element (a no-op) and a Schedule back, with
-// the moving elements sharing a bucket with 1,000 or 100,000 others:
+// the moving elements sharing a bucket with 1,000 or 100,000 others.
 // Schedule and Cancel allocate nothing and cost the same either way (O(1):
 // a list walk would be about 100x slower). Sequential, outside the
 // simulator: the only wall-clock part of TW-6.

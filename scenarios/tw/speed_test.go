@@ -15,12 +15,13 @@ import (
 )
 
 // TestTW9_IdlePassSpeed measures, in one run, a pass over 100,000 idle
-// connections (none due) three ways: the wheel cop (the production
-// configuration but a 2^20-bucket ring, so 500,000 timed ticks stay idle
-// without resetting: an idle pass examines one bucket whatever the ring's
-// size), the full scan with the old cop's per-connection thread lookup and
-// mutex try-lock on rt.Real() (baseline.FullScanLocked), and the lock-free
-// full scan (model.FullScan, which understates the old cost). The exact
+// connections (none due) three ways. The first is the wheel cop (the
+// production configuration but a 2^20-bucket ring, so 500,000 timed ticks
+// stay idle without resetting: an idle pass examines one bucket whatever
+// the ring's size). The second is the full scan with the old cop's
+// per-connection thread lookup and mutex try-lock on rt.Real()
+// (baseline.FullScanLocked). The third is the lock-free full scan
+// (model.FullScan, which understates the old cost). The exact
 // counts come first: the wheel visits and looks up 0 connections per pass,
 // both scans 100,000. Each figure is the best of five timed batches. It
 // holds when the locked ratio reaches the claims table's speed-up.

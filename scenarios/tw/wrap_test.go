@@ -123,12 +123,12 @@ func TestTW5_FastForwardAtTheRing(t *testing.T) {
 
 // TestTW5_CatchUpAfterShortPauses checks TW-5's catch-up, and TW-2's
 // timeouts against the full scan, after pauses of a few ticks that restart
-// exactly on the tick grid (pausesOfAFewTicks): the catch-up pass must
+// exactly on the tick grid (pausesOfAFewTicks). The catch-up pass must
 // examine every missed tick, the one that has just begun included, and fire
 // what the full scan fires there. A pass that reckons the tick two past its
 // cursor as not yet begun when it lands exactly on its start examines one
-// bucket too few and fires its timeouts a tick late, up to two ticks after
-// their deadlines; the pauses of the other TW-5 checks, a ring long, and a
+// bucket too few. It fires its timeouts a tick late, up to two ticks after
+// their deadlines. The pauses of the other TW-5 checks, a ring long, and a
 // cop passing every tick never land there.
 func TestTW5_CatchUpAfterShortPauses(t *testing.T) {
 	catchUpCheck(t, pausesOfAFewTicks, "catch-ups after pauses of a few ticks", []claims.Probe{
