@@ -31,10 +31,10 @@ type boundaryProbe struct {
 // (and one with 16,400, to show the fetch limit) check every channel they
 // are in, in a random order with 8 requests in flight, plus channels they
 // are not in. Everything is judged from outside the cache, with the
-// numbers from the claims table: every answer must match the tables; a
+// numbers from the claims table. Every answer must match the tables. A
 // user within the snapshot cap is answered with no point check after its
 // one load, a user above it with a point check for every check (and the
-// oversize fallback counted for each); each load fetches min(N, fetch
+// oversize fallback counted for each). Each load fetches min(N, fetch
 // limit) rows, counted by the database, and the largest fetch must be the
 // fetch limit exactly.
 func TestMS4_BoundaryProbes(t *testing.T) {
@@ -132,9 +132,9 @@ func TestMS4_BoundaryProbes(t *testing.T) {
 // is kept", and a marker is an entry like a snapshot, fresh for the
 // freshness bound from its load's connection checkout (MS-2). A user with
 // 16,385–16,400 memberships is checked (one load, a marker, an oversize
-// point check per check); then it loses memberships down to 16,321–16,384,
+// point check per check). Then it loses memberships down to 16,321–16,384,
 // the invalidations of those removals lost (so only expiry can end the
-// marker); once the freshness bound has passed since the marker's load
+// marker). Once the freshness bound has passed since the marker's load
 // returned (its checkout was no later), channels it kept and channels it
 // lost are checked with 8 requests in flight. They must be answered by one
 // load that fetches the whole list and a snapshot: no point check, no

@@ -23,11 +23,11 @@ const probeCancelledWhileWaiting = "ms/cancelled-while-waiting-for-the-user-lock
 // request whose own context ends while it waits for its user's lock has
 // not timed out waiting. It fails with its context's error, runs no point
 // check, and counts no wait_timeout fallback. The random MS-7 world
-// cancels requests too, but never compares the counter there; here it is
-// made on purpose: on one pod, a cold check of one user starts a load that
-// takes 1.5 s (below LockWait, 2 s, so no wait times out), and 3 to 6 other
-// checks of the user ask during its first half second, most of them with a
-// deadline that ends before the load does. Every check that was not
+// cancels requests too, but never compares the counter there. Here it is
+// made on purpose. On one pod, a cold check of one user starts a load that
+// takes 1.5 s (below LockWait, 2 s, so no wait times out). Then 3 to 6
+// other checks of the user ask during its first half second, most of them
+// with a deadline that ends before the load does. Every check that was not
 // cancelled must answer the tables' truth from the one load, every
 // cancelled one must fail with its deadline, and the database must run one
 // load and no point check, with the wait_timeout counter unmoved.

@@ -100,9 +100,9 @@ func TestMS1_ColdClientOneRead(t *testing.T) {
 // share a loading entry and its lock, and recheck after acquiring it, so K
 // concurrent cold checks of one user cause one read. Each seed starts, at
 // one instant, K = 2–64 requests for each of 1–4 cold users (a load takes
-// up to 1 s, under LockWait, so every waiter shares it): the pod must run
+// up to 1 s, under LockWait, so every waiter shares it). The pod must run
 // exactly one load per user, on one checkout each, and answer every
-// request correctly; the cache counts one miss per user and a hit for
+// request correctly. The cache counts one miss per user and a hit for
 // every other request.
 func TestMS5_ConcurrentColdChecksOneRead(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{

@@ -120,10 +120,10 @@ func TestMS6_LockWaitTimeoutPointCheck(t *testing.T) {
 // user in its place, stops waiting and asks the database, counted as a
 // wait_timeout fallback. Swarm seeds do not reach it: each round needs the
 // entry dropped during a load and another request's load started before the
-// waiter looks again. Here they are made on purpose: on one pod, 12 cold
-// checks of one user start at once (one loads, eleven wait); every load
-// takes 100 ms, and the user's entry is invalidated every 50 ms, so that no
-// load publishes and each round one waiter becomes the next loader while
+// waiter looks again. Here they are made on purpose. On one pod, 12 cold
+// checks of one user start at once (one loads, eleven wait). Every load
+// takes 100 ms, and the user's entry is invalidated every 50 ms. So no
+// load publishes, and each round one waiter becomes the next loader while
 // the others wait again. LockWait is set to 30 s, so no wait times out: a
 // point check the database runs before it is a fallback of exhausted
 // rounds. Every answer must match the tables, some checks must end so
@@ -238,14 +238,14 @@ type faultSeed struct {
 // and admins change memberships. Then the faults stop and every user gets
 // one follow-up request. Checks:
 //
-//   - no wrong answer: every successful answer was true at some instant of
-//     its request (staleness 0: the one pod applies each write's
-//     invalidation at its commit instant);
-//   - no stuck waiter: the run ends, and every follow-up succeeds within
+//   - No wrong answer: every successful answer was true at some instant of
+//     its request. Staleness is 0: the one pod applies each write's
+//     invalidation at its commit instant.
+//   - No stuck waiter: the run ends. Every follow-up succeeds within
 //     LockWait without a wait_timeout fallback (a lock kept by a failed or
-//     cancelled load makes it wait LockWait);
-//   - failures propagate: the injected failures reach the clients as
-//     errors, and the seed saw cancelled requests too (probes).
+//     cancelled load makes it wait LockWait).
+//   - Failures propagate: the injected failures reach the clients as
+//     errors. The seed saw cancelled requests too (probes).
 func TestMS7_FailuresPropagate(t *testing.T) {
 	const nUsers, nChannels = 8, 8
 	claims.Run(t, claims.Check[faultSeed]{

@@ -59,19 +59,20 @@ func TestMS9_RoundTripCheckReportsLoss(t *testing.T) {
 // keep channel_id for compatibility. Three pods on a reliable bus; users of
 // community with random memberships, and one user of another community.
 // Each step warms every user on every pod, each pod in an order drawn from
-// the seed, then applies one change; so the entry a change must drop is
+// the seed, then applies one change. So the entry a change must drop is
 // sometimes its pod's most recently used, sometimes its least, sometimes in
-// between (a walk over the entries that skips one end is seen):
+// between (a walk over the entries that skips one end is seen). A change is
+// one of these:
 //
-//   - a membership grant or removal through a random pod (World.Write:
-//     commit, local invalidation, publish): that user must re-read on every
-//     pod, and nobody else;
-//   - a community-wide message (accessible_all or channel_deleted) published
-//     on the bus: every user of the community must re-read on every pod,
-//     the other community's user must not;
-//   - a visibility message: nobody re-reads.
+//   - A membership grant or removal through a random pod (World.Write:
+//     commit, local invalidation, publish). That user must re-read on every
+//     pod, and nobody else.
+//   - A community-wide message (accessible_all or channel_deleted) published
+//     on the bus. Every user of the community must re-read on every pod,
+//     the other community's user must not.
+//   - A visibility message. Nobody re-reads.
 //
-// Re-reads are counted at the database, one user and pod at a time; every
+// Re-reads are counted at the database, one user and pod at a time. Every
 // answer must match the tables, every message must round-trip with its
 // channel_id, and no pod may drop a message as malformed.
 //

@@ -151,12 +151,13 @@ func reduction(before, after int64) float64 {
 // TestMS11_EfficiencyVsPointChecks checks MS-11: against per-channel
 // checks, the snapshot cache causes far fewer per-channel membership reads
 // and authorization checkouts on the same workload. Each seed draws one
-// load (60 clients connecting at about 20/s, a quarter in 280 channels and
-// the rest in 20–280, each subscribing to all its channels and then
-// checking one every 1–5 s for a 30 s hold; an accessible-channels lookup
-// per connection) and runs it twice, on fresh one-pod worlds with a pool of
-// 50: once on the production cache and once on baseline.PointCheckCache,
-// the per-channel design it replaced (a 10 s cached answer per channel).
+// load: 60 clients connecting at about 20/s, a quarter in 280 channels and
+// the rest in 20–280. Each subscribes to all its channels and then checks
+// one every 1–5 s for a 30 s hold, with an accessible-channels lookup per
+// connection. The seed runs the load twice, on fresh one-pod worlds with a
+// pool of 50: once on the production cache and once on
+// baseline.PointCheckCache, the per-channel design it replaced (a 10 s
+// cached answer per channel).
 // Every answer must match the tables, and the new design must read and
 // check out less by at least the source text's figures (claims table),
 // counted by the database.

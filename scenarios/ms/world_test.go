@@ -134,8 +134,8 @@ func fallbackSeries(reason string) string {
 // exports. The metrics are read as a Prometheus server reads them
 // (series.Scrape: the text exposition through the Prometheus parser, every
 // series the claims table names with its type), never from the registry's
-// own snapshot: MS-1, MS-4 and MS-6 are about the series a dashboard sees,
-// and an exposition no scraper parses (an unquoted label value) or that
+// own snapshot. MS-1, MS-4 and MS-6 are about the series a dashboard sees.
+// So an exposition no scraper parses (an unquoted label value) or that
 // lacks a series fails here, whatever the registry counted.
 func countMS(w *pods.World, pod *pods.Pod) (counts, error) {
 	m, err := series.Scrape(pod.MS.Metrics(), "membership_cache")
