@@ -21,18 +21,18 @@ type chunkSeed struct {
 }
 
 // TestDR6_ChunkLayoutFromOutside checks DR-6: chunks hold at most 1,024
-// points (the table's bound) with their oldest and newest timestamps; a
+// points (the table's bound) with their oldest and newest timestamps. A
 // record reallocates at most one chunk; only chunks straddling the cutoff
-// are split. Keys start with three chunks of out-of-order points each;
-// recorders, a drainer and a pruner then run at once, and every drain yield
+// are split. Keys start with three chunks of out-of-order points each.
+// Recorders, a drainer and a pruner then run at once, and every drain yield
 // records and waits.
 //
 // The probe inspects the collector's chunks at every acquisition and
 // release of the write lock (a walk over its buffered map from outside its
-// code): the largest chunk seen is the figure, which must reach the bound
-// exactly (the preload fills chunks) and never pass it; every chunk's
-// stored bounds must be its points' bounds; no record may reallocate or
-// open more than one chunk; and every drain's put-back must install the
+// code). The largest chunk seen is the figure, which must reach the bound
+// exactly (the preload fills chunks) and never pass it. Every chunk's
+// stored bounds must be its points' bounds. No record may reallocate or
+// open more than one chunk. Every drain's put-back must install the
 // chunks that lay entirely at or after the cutoff in their own arrays, the
 // only new ones being the kept halves of the chunks that straddled it. No
 // verdict here rests on the collector's own audit (CheckInvariants, which

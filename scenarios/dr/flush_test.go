@@ -64,12 +64,12 @@ func aroundTheEpoch(preloaded int) drain.Stamps {
 // of order, at 4,000 and 400,000 points per key. Recorders, a drainer that
 // drains into flush buckets (the 10-second buckets of a flush), a pruner
 // and records at the drains' yields run at once on the production
-// collector; the history is then replayed, in the collector's write-lock
-// order, into the old design (baseline.OldCollector: one slice per key, a
-// drain and a prune that partition under the lock, a flush that sums each
-// drained point, its key cloned, into a map by key and bucket): every drain
-// must return exactly the old flush's buckets at the point where it took
-// its points, and every prune the old prune's count.
+// collector. The history is then replayed, in the collector's write-lock
+// order, into the old design. That is baseline.OldCollector: one slice per
+// key, a drain and a prune that partition under the lock, a flush that
+// sums each drained point, its key cloned, into a map by key and bucket.
+// Every drain must return exactly the old flush's buckets at the point
+// where it took its points, and every prune the old prune's count.
 func TestDR11_FlushOutputUnchanged(t *testing.T) {
 	for _, size := range sizes {
 		t.Run(sizeName(size.perKey), func(t *testing.T) {

@@ -31,17 +31,17 @@ type flushFuncRun struct {
 
 // TestDR11_FlushFuncFlushesEachBucketOnce checks DR-11 on the production
 // flush path, Collector.FlushFunc, where TestDR11_FlushOutputUnchanged
-// drains at cutoffs of its own: recorders record points up to the lag late
+// drains at cutoffs of its own. Recorders record points up to the lag late
 // for ten virtual minutes while a flusher calls the flush function once a
-// minute, and a last flush runs after them. Since no point is later than
-// the lag, every bucket must reach the sink once and whole (the flusher
-// starts at a random instant, so the lagged instants fall inside buckets): the union of
-// every flush's buckets must equal the plain aggregation (model.Aggregate)
-// of every point older than the last flush's bucket-aligned cutoff, with
-// no (key, start) twice. A flush that drains at its lagged instant itself,
-// not at the start of the bucket holding it, splits that bucket over two
-// flushes (probe dr/flush-lag-inside-a-bucket counts the flushes where that
-// would happen).
+// minute, and a last flush runs after them. Since no point is later than the
+// lag, every bucket must reach the sink once and whole (the flusher starts
+// at a random instant, so the lagged instants fall inside buckets). The
+// union of every flush's buckets must equal the plain aggregation
+// (model.Aggregate) of every point older than the last flush's
+// bucket-aligned cutoff, with no (key, start) twice. A flush that drains at
+// its lagged instant itself, not at the start of the bucket holding it,
+// splits that bucket over two flushes (probe dr/flush-lag-inside-a-bucket
+// counts the flushes where that would happen).
 func TestDR11_FlushFuncFlushesEachBucketOnce(t *testing.T) {
 	const (
 		width    = 10 * time.Second

@@ -31,15 +31,15 @@ type lockSeed struct {
 // Everything is counted from outside the collector. The probe numbers the
 // write acquisitions: the drain's must be exactly two. It also inspects the
 // collector's chunks right after each acquisition and right before each
-// release: the swap must leave the map it swaps out untouched; the put-back
+// release. The swap must leave the map it swaps out untouched. The put-back
 // must relink the chunks recorded during the split with their arrays
 // (their points, and only theirs, move under the lock: exactly the points
-// the clients recorded between the two acquisitions, less any a prune took)
-// and install the kept points in the arrays they were in before the swap,
-// except the kept halves of the chunks that straddled the cutoff, which the
-// split copied without the lock. Every other point the put-back installs in
-// a new array was copied while it held the lock: the figure, which must be
-// exactly 0 however many points are buffered.
+// the clients recorded between the two acquisitions, less any a prune
+// took). It must install the kept points in the arrays they were in before
+// the swap, except the kept halves of the chunks that straddled the cutoff,
+// which the split copied without the lock. Every other point the put-back
+// installs in a new array was copied while it held the lock: the figure,
+// which must be exactly 0 however many points are buffered.
 func TestDR2_NoPointCopiedUnderTheLock(t *testing.T) {
 	for _, size := range sizes {
 		t.Run(sizeName(size.perKey), func(t *testing.T) {
@@ -132,10 +132,10 @@ func witnessOf(s string) string {
 // TestDR3_WriteLockFreeDuringSplit checks DR-3: the write lock stays free
 // for the whole split, not just at its start. At every yield of the drain,
 // after each key of the split and once after the split, a record issued
-// from another task must complete while the drain waits there (it cannot
+// from another task must complete while the drain waits there. It cannot
 // while the drain holds the lock: the drain then fails the run after one
-// virtual second), so each completes before the drain ends; the probe must
-// never see a drain hold the write lock at a yield; and no record issued
+// virtual second. So each completes before the drain ends. The probe must
+// never see a drain hold the write lock at a yield. No record issued
 // between a drain's two swaps, by the yields or by the recorders, may wait
 // for a drain's hold of the lock.
 func TestDR3_WriteLockFreeDuringSplit(t *testing.T) {

@@ -140,12 +140,12 @@ func partitionSeed(s *sim.Sim, keys []string, perKey int) (partition, error) {
 		return nil
 	}
 	// cutoff draws the cutoff of a step 1 ns before, on, or 1 ns after a
-	// buffered point's timestamp, then makes sure a point is buffered at
+	// buffered point's timestamp. It then makes sure a point is buffered at
 	// each of the three relations to it (recording one on a random key
-	// where none is: it lands in its key's newest chunk, out of order), so
-	// that every step must keep the point on its cutoff and the one after,
-	// and take the one before (DR-1: the split at the cutoff, not next to
-	// it). The probes count the relations each step met.
+	// where none is: it lands in its key's newest chunk, out of order). So
+	// every step must keep the point on its cutoff and the one after, and
+	// take the one before (DR-1: the split at the cutoff, not next to it).
+	// The probes count the relations each step met.
 	cutoff := func(step string) (int64, error) {
 		cut := log[r.IntN(len(log))].TS + int64(r.IntN(3)) - 1
 		var met [3]int64

@@ -67,7 +67,7 @@ func pruneSample(x pruneSeed) claims.Sample {
 }
 
 // ordered are stamps with no late points and a jitter far smaller than a
-// chunk: with a round-robin preload, the i-th point of every key is close
+// chunk. With a round-robin preload, the i-th point of every key is close
 // to arrival i*len(keys), so that a cutoff in the middle of a chunk's
 // stretch of time makes exactly that chunk of every key straddle it.
 func ordered() drain.Stamps {

@@ -20,15 +20,15 @@ import (
 
 // TestDR7_RealGoroutinesRaceFree runs the collector's operations on real
 // goroutines (rt.Real): recorders, a drainer, a pruner, a reader of Query
-// and an inspector of Snapshot, Len and CheckInvariants, all at once, and
+// and an inspector of Snapshot, Len and CheckInvariants, all at once. It
 // checks that every point is drained, pruned or still buffered, none twice.
 // Under the race detector (make race, and the audit's Race mutants) it is
-// DR-7's check for
-// what the simulator cannot see: it runs one task at a time and orders
-// every switch, so a lock left out around code with no scheduling point
-// inside (a Query without its read lock) changes nothing a simulated check
-// observes, while real goroutines race on the map. Without the race
-// detector the same run checks conservation on real threads.
+// DR-7's check for what the simulator cannot see. The simulator runs one
+// task at a time and orders every switch, so a lock left out around code
+// with no scheduling point inside (a Query without its read lock) changes
+// nothing a simulated check observes, while real goroutines race on the map.
+// Without the race detector the same run checks conservation on real
+// threads.
 //
 // The race detector only sees accesses that happen: every goroutine yields
 // after each operation, and the recorders start once the reader has, so

@@ -173,18 +173,19 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// TestDR8_FlushLockWait checks DR-8 with real goroutines: the longest wait
-// of a concurrent recorder (20,000 records/s) for the metrics write lock
-// during a flush drain, at 400,000 buffered points per key, for the old
-// design (baseline.OldCollector: the partition runs under the lock) and the
-// new one, in the same run, drains interleaved. The figure per design is
-// the median over waitDrains drains of the per-drain longest wait. The
-// claim holds when the new figure is within the table's lock wait (the
-// source text: 158–382 ms down to ≤ 0.6 ms at 10–20k records/s with about
-// 32 million points) and old/new reaches the table's ratio (this run
-// buffers 1.6 million, so its old figure is smaller). A measurement that
-// misses is repeated up to waitAttempts times, and fails if none meets the
-// bound: a loaded machine can make it inconclusive, never pass it.
+// TestDR8_FlushLockWait checks DR-8 with real goroutines. It measures the
+// longest wait of a concurrent recorder (20,000 records/s) for the metrics
+// write lock during a flush drain, at 400,000 buffered points per key. It
+// does so for the old design (baseline.OldCollector: the partition runs
+// under the lock) and the new one, in the same run, drains interleaved. The
+// figure per design is the median over waitDrains drains of the per-drain
+// longest wait. The claim holds when the new figure is within the table's
+// lock wait (the source text: 158–382 ms down to ≤ 0.6 ms at 10–20k
+// records/s with about 32 million points) and old/new reaches the table's
+// ratio (this run buffers 1.6 million, so its old figure is smaller). A
+// measurement that misses is repeated up to waitAttempts times, and fails if
+// none meets the bound: a loaded machine can make it inconclusive, never
+// pass it.
 func TestDR8_FlushLockWait(t *testing.T) {
 	if testing.Short() {
 		t.Skip("DR-8 buffers 1.6 million points per design")

@@ -152,7 +152,7 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 		if err := wk.Stop(ctx); err != nil {
 			return run, err
 		}
-		// The worker's own Errors() is the count under test; the series, by
+		// The worker's own Errors() is the count under test. The series, by
 		// the name and type the claims table gives, is read as a Prometheus
 		// server reads it: the registry's text exposition through the
 		// Prometheus parser (series.Scrape), not the registry's own
