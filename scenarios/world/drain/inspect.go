@@ -14,7 +14,7 @@ import (
 // reflection over its unexported fields: for each key, the chunk list, and
 // for each chunk its identity, its backing array's identity, its stored
 // bounds and its points. The collector counts nothing for it and cannot
-// tell it is being watched; its layout (a map of key -> list header with
+// tell it is being watched. Its layout (a map of key -> list header with
 // head, tail, points, chunks; chunks with pts, minTS, maxTS, next) is
 // checked when the inspector is built, so that a change to it fails the
 // world loudly instead of reading garbage.

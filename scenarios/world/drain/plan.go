@@ -47,13 +47,13 @@ type Plan struct {
 	// Worker, if set, runs the flush worker while the tasks run.
 	Worker *WorkerPlan
 	// FinalQueries, once the tasks are done and before the final drain,
-	// queries every key at every bound a buffered point has: [t, t+1ns),
-	// [t, end) and [start, t) for each distinct timestamp t buffered on the
-	// key, at most MaxFinalQueries in all, each answer compared with a
-	// final snapshot (World.FinalQueries counts them). A query bound then
-	// falls on the oldest and the newest point of every chunk, whatever the
-	// layout (the querier's random bounds hit a chunk's newest point about
-	// once in a hundred queries) (DR-7).
+	// queries every key at every bound a buffered point has. It asks
+	// [t, t+1ns), [t, end) and [start, t) for each distinct timestamp t
+	// buffered on the key, at most MaxFinalQueries in all. Each answer is
+	// compared with a final snapshot (World.FinalQueries counts them). A
+	// query bound then falls on the oldest and the newest point of every
+	// chunk, whatever the layout (the querier's random bounds hit a chunk's
+	// newest point about once in a hundred queries) (DR-7).
 	FinalQueries bool
 	// FinalDrain drains everything at the end, so the last state is in the
 	// history; FinalSnapshot then takes a snapshot.

@@ -17,19 +17,19 @@ const (
 // Probe is an rt.Runtime wrapper for the collector under test. It observes
 // the collector from outside its code, through the runtime seam only:
 //
-//   - it numbers every acquisition of the collector's write lock (the data
-//     RWMutex) and knows whether that lock is held: under the simulator a
+//   - It numbers every acquisition of the collector's write lock (the data
+//     RWMutex) and knows whether that lock is held. Under the simulator a
 //     task runs without interruption between an acquisition and its next rt
-//     call, so the number right after a Record, Prune or Query returns is
-//     that operation's own position in the lock order (DR-2, DR-5, DR-7);
-//   - it keeps the drain mutex, so a test can probe it with TryLock (DR-4);
-//   - it calls OnYield at every Yield of the collector, which the collector
-//     calls only inside a drain, between its two swaps: after each key of the
-//     split and once after the split (DR-3: the probe must guard the whole
-//     interval, not only its start);
-//   - while Inspecting, it walks the collector's buffered map right after
+//     call. So the number right after a Record, Prune or Query returns is
+//     that operation's own position in the lock order (DR-2, DR-5, DR-7).
+//   - It keeps the drain mutex, so a test can probe it with TryLock (DR-4).
+//   - It calls OnYield at every Yield of the collector. The collector
+//     yields only inside a drain, between its two swaps: after each key of
+//     the split and once after the split (DR-3: the probe must guard the
+//     whole interval, not only its start).
+//   - While Inspecting, it walks the collector's buffered map right after
 //     each acquisition of the write lock and right before each release
-//     (inspect.go), so that the chunk checks see which chunks each locked
+//     (inspect.go). So the chunk checks see which chunks each locked
 //     section moved, copied or left alone (DR-2, DR-6, DR-10).
 type Probe struct {
 	rt.Runtime
@@ -88,9 +88,9 @@ func (p *Probe) Yield() {
 	p.Runtime.Yield()
 }
 
-// Writes returns the number of write-lock acquisitions so far: right after a
-// Record or Prune returns, its own sequence number; right after a Query or
-// Snapshot returns, the number of writes it saw.
+// Writes returns the number of write-lock acquisitions so far. Right after a
+// Record or Prune returns, it is that operation's own sequence number; right
+// after a Query or Snapshot returns, the number of writes it saw.
 // expect makes room for n more write sections: a preload takes the write
 // lock once per point, up to 1.2 million times (DR-10's 400,000 points
 // per key), and growing the list by doubling was a tenth of the DR

@@ -102,11 +102,11 @@ func (c Config) MaxRing() time.Duration {
 }
 
 // Swarm draws a world from rnd (swarm testing: each seed switches features
-// on or off): 2 to 4 threads with rings of 16, 64 or 4,096 one-second
-// buckets, aligned threads with the default budget or burst threads with a
-// budget of 16 to 128, 300 to 1,500 connections each, and 0 to 2 pauses
-// longer than the longest ring, half of them off the tick grid (a clock
-// jump), plus sometimes a short one.
+// on or off). It has 2 to 4 threads with rings of 16, 64 or 4,096
+// one-second buckets: aligned threads with the default budget or burst
+// threads with a budget of 16 to 128, 300 to 1,500 connections each. It
+// has 0 to 2 pauses longer than the longest ring, half of them off the
+// tick grid (a clock jump), plus sometimes a short one.
 func Swarm(rnd *rand.Rand) Config {
 	plan := Plan{Tick: time.Second, Quiet: 300 * time.Millisecond}
 	c := Config{

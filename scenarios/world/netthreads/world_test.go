@@ -56,7 +56,7 @@ func TestWorldIsCleanOnCorrectCode(t *testing.T) {
 	}
 }
 
-// Every check of the world must be able to fail: each is fed the failure
+// Every check of the world must be able to fail. Each is fed the failure
 // it looks for (a late or lost connection through the wheel's own API, a
 // reference that disagrees, an evicted connection left in the wheel, an
 // armed connection after the drain) and must report it under its claim.

@@ -16,12 +16,12 @@ import (
 // readers ask random pods, pods restart. The roles keep every tracked read
 // attributable to one claim:
 //
-//   - non-member readers never hold a membership, and read the open-class
-//     channels (made private, unlisted or deleted, and open or listed again):
-//     any grant comes from the open half (OC-2);
-//   - member readers read the private-class channels, which are never open:
-//     any OC grant comes from the member half (OC-7), and the same keys are
-//     asked of the membership cache (MS-2, MS-10).
+//   - Non-member readers never hold a membership, and read the open-class
+//     channels (made private, unlisted or deleted, and open or listed
+//     again). Any grant comes from the open half (OC-2).
+//   - Member readers read the private-class channels, which are never
+//     open. Any OC grant comes from the member half (OC-7), and the same
+//     keys are asked of the membership cache (MS-2, MS-10).
 type Churn struct {
 	Community         authz.ID
 	OtherCommunity    authz.ID // holds channels no reader of Community may ever see (OC-10)

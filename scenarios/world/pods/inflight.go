@@ -8,7 +8,7 @@ import (
 // The probes of the interleavings the authorization claims are about
 // (issue: reach the rare interleavings). The world sees every statement a
 // pod's caches run (through the pod's Store) and every invalidation a pod
-// applies (its own writes and what the bus delivers), so it can tell, from
+// applies (its own writes and what the bus delivers). So it can tell, from
 // outside the caches, when an invalidation landed while a read of the same
 // key was in flight on that pod, and when a second read of that key began
 // while the first was still in flight after such an invalidation.

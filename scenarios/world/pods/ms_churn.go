@@ -56,11 +56,11 @@ type MSChurn struct {
 	// CommunityPause, when positive, adds a community admin who, after a
 	// pause of up to CommunityPause, announces accessible_all (every entry
 	// of the community dropped, every user reloads at once) and, up to
-	// ClientPause·2 later (while those loads run), changes a channel: it
+	// ClientPause·2 later (while those loads run), changes a channel. It
 	// deletes the next of the last Deletions channels once its turn has
 	// come (the k-th at k/(Deletions+1) of the horizon or later), else
 	// toggles a channel's visibility. These are the community-wide
-	// invalidations (channel_deleted, accessible_all, visibility); a deleted
+	// invalidations (channel_deleted, accessible_all, visibility). A deleted
 	// channel's members lose it at the commit, so a load that read before
 	// the deletion holds a list that grants it (MS-3's fence).
 	CommunityPause time.Duration

@@ -16,7 +16,7 @@ import (
 
 // lossyChurn flies the churn workload with slow open reads (fills that
 // straddle revocations) on a bus that loses at least a fifth of the
-// invalidations, and measures the non-member reads' grant-staleness
+// invalidations. It measures the non-member reads' grant-staleness
 // against a window of 1 ms, which it does not hold: the world blames the
 // worst read and the commit that made it stale.
 func lossyChurn(w **pods.World, st *pods.Staleness, opts pods.ChurnOpts) func(*sim.Sim) {

@@ -49,10 +49,9 @@ func (w *World) StalenessWhere(grants bool, within time.Duration, keep func(Read
 
 // StalenessBoth is Staleness of both classes of the same answers: the
 // grant-staleness and the deny-staleness. The exact checker reports both
-// classes at once and the cross-check covers both, so both run once here,
-// where a Staleness call for each ran them twice over the same answers
-// (MS-2's two checks and MS-7's ask for both: TestMS2_FreshnessFromCheckout
-// took 2.8 s at 20 seeds that way, 1.8 s this way).
+// classes at once and the cross-check covers both, so both run once here.
+// A Staleness call for each ran them twice over the same answers (MS-2's
+// two checks and MS-7's ask for both).
 func (w *World) StalenessBoth(within time.Duration, classes ...Class) (grant, deny Staleness, err error) {
 	reads := w.History.ReadsWhere(func(r ReadOp) bool { return hasClass(classes, r.Class) })
 	rep, err := checks.Staleness(reads, w.Tracker.Truth())
