@@ -4,13 +4,13 @@
 // with go test -overlay, so production code carries no hooks for them, and
 // fails when one survives its seed budget.
 //
-// One file per family (oc.go, ms.go, dr.go, tw.go, lf.go); tolerance.go
+// One file per family (oc.go, ms.go, dr.go, tw.go, lf.go). tolerance.go
 // derives more from the claims table: every bound widened, so a check that
 // cannot tell a bound from a slightly wider one is caught; locks.go one
 // more per lock the claimed packages take, left out, for the race
 // detector under the families' RaceFree checks.
 //
-// Keep each Old snippet to the line that embodies the decision: when the
+// Keep each Old snippet to the line that embodies the decision. When the
 // production code changes there, TestEveryMutantAppliesExactlyOnce fails
 // with "occurs 0 times" and the mutant must be rewritten, never silently
 // dropped. Test patterns follow the naming convention Test<ID without the

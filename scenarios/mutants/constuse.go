@@ -16,17 +16,17 @@ import (
 )
 
 // A constant's mutant can be served by a schema build at the constant's one
-// use (see schema.go). constantUse decides whether it can, and where; it
+// use (see schema.go). constantUse decides whether it can, and where. It
 // refuses whenever it cannot be sure the two programs are the same:
-//   - the edit must lie inside one const spec with one name and one value,
-//     not written with iota;
-//   - in the test binary of the mutant's claim family (go list -deps -test),
+//   - The edit must lie inside one const spec with one name and one value,
+//     not written with iota.
+//   - In the test binary of the mutant's claim family (go list -deps -test),
 //     the constant must be referred to exactly once, from a function body
 //     of its own package. References are counted by name, so a same-named
 //     local or field only adds to the count (a refusal, never a wrong
-//     schema); a dot-import of the package refuses outright;
-//   - the mutated value's names (a package such as time, or a name of the
-//     package) must mean the same at the use: the use's file imports the
+//     schema). A dot-import of the package refuses outright.
+//   - The mutated value's names (a package such as time, or a name of the
+//     package) must mean the same at the use. The use's file imports the
 //     same packages under the same names, and the using function declares
 //     none of the names.
 //

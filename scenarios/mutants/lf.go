@@ -209,13 +209,13 @@ var lfMutants = []Mutant{
 		Tests: "^TestLF4_",
 		Pkg:   "./scenarios/lf",
 	},
-	// Each survived every LF check until the checks grew what it needs:
-	// LF-1 rows at the parsers' limits, measured by growing lists (the
-	// table's lists were all short and the reference knew nothing of
-	// size); LF-4 exits in orders drawn from the seed (spans were only
-	// ever exited innermost first); and registries of every shape, a
-	// target table installed before a span-aware filter too (no check
-	// installed a plain filter first).
+	// Each survived every LF check until the checks grew what it needs. LF-1
+	// needed rows at the parsers' limits, measured by growing lists (the
+	// table's lists were all short and the reference knew nothing of size).
+	// LF-4 needed exits in orders drawn from the seed (spans were only ever
+	// exited innermost first). The checks also needed registries of every
+	// shape, a target table installed before a span-aware filter too (no
+	// check installed a plain filter first).
 	{
 		ID: "lf-max-segments-inclusive", Claims: []string{"LF-1"},
 		What:  "a plain list of exactly as many segments as the parsers accept is classified as not plain: the segment limit made inclusive",

@@ -14,9 +14,9 @@ import (
 
 // TestEveryLockHasAMutant: every line of the claimed packages that takes a
 // lock (X.Lock() or X.RLock() alone on its line) is left out by a lock
-// mutant or a hand-written Race mutant, or is exempt with a reason: a lock
-// added to impl is checked by the race detector without anyone writing a
-// mutant for it, and a form lockSites cannot read fails here instead of
+// mutant or a hand-written Race mutant, or is exempt with a reason. So a
+// lock added to impl is checked by the race detector without anyone writing
+// a mutant for it, and a form lockSites cannot read fails here instead of
 // going unchecked.
 func TestEveryLockHasAMutant(t *testing.T) {
 	root := filepath.Join("..", "..")

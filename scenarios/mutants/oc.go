@@ -243,7 +243,7 @@ var ocRareMutants = []Mutant{
 	{
 		// Found by a mutation hunt: the failed and abandoned reads ran only
 		// from a cold cache with unchanged tables, so there was no aged
-		// entry to fall back on and nothing to be stale about; they now
+		// entry to fall back on and nothing to be stale about. They now
 		// also run over an aged cached open set with a channel revoked
 		// meanwhile, judged by OC-2's staleness bound.
 		ID: "oc-retry-serves-stale-open-set", Claims: []string{"OC-2"},

@@ -35,7 +35,7 @@ import (
 //
 // A mutant that edits a constant's value is schematized at the constant's
 // one use when, in the test binary of the mutant's claim family, the
-// constant is referred to exactly once, inside a function body: that
+// constant is referred to exactly once, inside a function body. That
 // reference is replaced by the mutated value in the function's copy, which
 // is the same program as the edited constant (a constant is seen only
 // through its references). The constant itself stays as it is, so every
