@@ -20,7 +20,7 @@ import (
 // memberGrants is a seed's sample of grant-staleness over its member
 // reads. The member half's TTL counts from the entry's insertion (as
 // Moka's did), so an entry filled by a read that took d is served until
-// TTL + d after its snapshot: the seed's limit is the table's TTL plus the
+// TTL + d after its snapshot. The seed's limit is the table's TTL plus the
 // longest member-half read the world measured (from the acquire to the
 // return, outside the cache).
 func memberGrants(w *pods.World, b claims.Bound) (claims.Sample, error) {
@@ -60,10 +60,10 @@ func TestOC7_MemberWindow(t *testing.T) {
 
 // TestOC7_RaceToTheBound checks OC-7 where it is hardest: a member's half
 // is filled on a pod that never hears the writer, by a read whose snapshot
-// the membership's removal follows at once; the entry is inserted when the
+// the membership's removal follows at once. The entry is inserted when the
 // read returns and the same reader probes from inside the window to past
 // TTL + the read. The worst grant is just under that, and none at or past
-// it: a longer TTL, no TTL, or a comparison that serves at exactly the
+// it. A longer TTL, no TTL, or a comparison that serves at exactly the
 // expiry answer a probe past it.
 func TestOC7_RaceToTheBound(t *testing.T) {
 	claims.Run(t, claims.Check[claims.Sample]{

@@ -32,9 +32,9 @@ const (
 // under the names and labels the source text gives. The harness keeps its
 // own model of both halves (member entries live the member TTL from their
 // fill; the open set is served the max age from its read's start and kept
-// the TTL), its numbers from the claims table, over a seeded sequence of
-// lookups, pauses across both boundaries and invalidations, with
-// instantaneous database reads so every instant is known, and compares
+// the TTL), its numbers from the claims table. It runs a seeded sequence
+// of lookups, pauses across both boundaries and invalidations, with
+// instantaneous database reads so every instant is known. It compares
 // every series after every step, scraped through the Prometheus text
 // parser (series.Scrape). Every series the source text names must be
 // exported: a counter missing, renamed, mislabelled or printed as text no

@@ -32,7 +32,7 @@ type openRace struct {
 }
 
 // openRaceWorld builds the deployment of the open-set races: one community
-// whose channels are open and listed, and either two pods where the
+// whose channels are open and listed. It has either two pods where the
 // reading pod never hears the writer's invalidations (OC-2, OC-3: the lost
 // invalidation), or one pod with reliable invalidation where the
 // revocation's local drop lands while the read is in flight (OC-4: the

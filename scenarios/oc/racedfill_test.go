@@ -40,7 +40,7 @@ func TestOC4_RacedFillStillBounded(t *testing.T) {
 // TestOC4_RaceToTheBound checks OC-4 where it is hardest: on one pod with
 // reliable invalidation, each revocation commits right after a cold
 // open-set read took its snapshot and is invalidated locally while the read
-// is in flight; the read then inserts what it read (no fence), and new
+// is in flight. The read then inserts what it read (no fence), and new
 // readers probe from inside the window to past its end. The worst grant is
 // just under the bound, and none at or past it.
 func TestOC4_RaceToTheBound(t *testing.T) {
@@ -62,17 +62,17 @@ func TestOC4_RaceToTheBound(t *testing.T) {
 }
 
 // TestOC4_ProofRacedFill proves OC-4 on the smallest configuration with two
-// rounds of the race: one pod with reliable invalidation; a cold lookup
-// whose open-set read takes 500 ms; an admin who makes the channel private
-// and invalidates the pod at the same instant (the schedule decides whether
-// the read's snapshot sees the change); a lookup 100 ms later, after the
-// invalidation and while the first read is still in flight (the second
-// round: it must start a read of its own, not join the one begun before the
-// drop); and readers at the window's boundary, 1 ns before and exactly at
-// the bound (later reads take twice the bound, so the boundary readers
-// meet the cold read's entry). In every schedule with at most 2 preemptions every grant is
-// less than the bound stale and the lookup after the invalidation is
-// denied.
+// rounds of the race. One pod with reliable invalidation runs a cold lookup
+// whose open-set read takes 500 ms. An admin makes the channel private and
+// invalidates the pod at the same instant (the schedule decides whether the
+// read's snapshot sees the change). A lookup comes 100 ms later, after the
+// invalidation and while the first read is still in flight. That is the
+// second round: it must start a read of its own, not join the one begun
+// before the drop. Readers ask at the window's boundary, 1 ns before and
+// exactly at the bound (later reads take twice the bound, so the boundary
+// readers meet the cold read's entry). In every schedule with at most 2
+// preemptions every grant is less than the bound stale and the lookup
+// after the invalidation is denied.
 func TestOC4_ProofRacedFill(t *testing.T) {
 	b := claims.Get("OC-4", "raced fill max age")
 	claims.Prove(t, claims.ProofCheck{

@@ -20,9 +20,9 @@ import (
 // community-wide invalidation has been applied, every answer must be the
 // tables' union (OC-1). Under the race detector (make race, and the
 // audit's Race mutants) it is OC-1's check for what the simulator cannot
-// see: it runs one task at a time, so a lock left out where no scheduling
-// point lies inside (the member half's insert) changes nothing a simulated
-// check observes, while real goroutines race on the cache's maps.
+// see. The simulator runs one task at a time, so a lock left out where no
+// scheduling point lies inside (the member half's insert) changes nothing a
+// simulated check observes, while real goroutines race on the cache's maps.
 //
 // The race detector only sees accesses that happen between two
 // synchronizations: every goroutine yields after each operation, so

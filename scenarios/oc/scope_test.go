@@ -109,7 +109,7 @@ func TestOC5_ScopedInvalidation(t *testing.T) {
 }
 
 // dropDuringRead applies msg while a slow open-set read of community is in
-// flight on pod, then looks up again: after a community-wide drop (open:
+// flight on pod, then looks up again. After a community-wide drop (open:
 // the message drops the open half) the lookup must run an open-set read of
 // its own; after any other message it must join or reuse, never read twice.
 func dropDuringRead(s *sim.Sim, w *pods.World, pod *pods.Pod, community, reader authz.ID, msg authz.Message, open bool, smp *claims.Sample) error {

@@ -68,13 +68,13 @@ type raceKinds struct {
 // TestOC3_WindowIsReal is the source text's own test,
 // a_lost_open_set_invalidation_grants_a_revoked_channel_only_until_max_age,
 // on two pods of one database with no invalidation between them, for each
-// revocation (private, deleted, unlisted) in a seeded order: prime the
-// reader pod, revoke (right after the prime's snapshot) and invalidate only
-// the writer pod, show that NEW readers on the reader pod are still granted
-// inside the window, up to its end (OC-3: the window is real, at its full
-// width; a design that never caches the open set fails this control), then
-// age past the window and show that a new reader and the earlier-cached
-// reader are both denied (OC-2, per kind).
+// revocation (private, deleted, unlisted) in a seeded order. It primes the
+// reader pod, revokes (right after the prime's snapshot) and invalidates
+// only the writer pod. It shows that NEW readers on the reader pod are
+// still granted inside the window, up to its end (OC-3: the window is
+// real, at its full width; a design that never caches the open set fails
+// this control). Then it ages past the window and shows that a new reader
+// and the earlier-cached reader are both denied (OC-2, per kind).
 func TestOC3_WindowIsReal(t *testing.T) {
 	claims.Run(t, claims.Check[raceKinds]{
 		Claim: "OC-3", Bound: "window observed", Options: simtest.Options{Seeds: 10},
