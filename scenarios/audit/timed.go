@@ -16,9 +16,9 @@ import (
 //   - TW-6's cost of an operation on a small and a large wheel.
 //   - TW-8's pass times against the ones measured from outside.
 //
-// A second process on the same cores would be measured with
-// them, so they run before every other check and mutant of the audit, one
-// process at a time. TestTimedTestsAreTheOnesThatReadTheClock keeps the list equal to
+// A second process on the same cores would be measured with them. So they
+// run before every other check and mutant of the audit, one process at a
+// time. TestTimedTestsAreTheOnesThatReadTheClock keeps the list equal to
 // the tests that reach a //windtunnel:realtime clock read, both ways.
 var TimedTests = map[string][]string{
 	"./scenarios/dr": {"TestDR8_FlushLockWait"},

@@ -35,7 +35,7 @@ type Outcome struct {
 	// Unexercised are the requirements on how much the seeds exercised the
 	// check (a probe's count, a tight bound's tightness, anything observed
 	// to compare with the bound) that a run of fewer seeds than they are
-	// declared for did not meet, in words: they leave the claim
+	// declared for did not meet, in words. They leave the claim
 	// Inconclusive, since more seeds may meet them, where Problems break it.
 	Unexercised []string
 	// rateSeeds is the seed count those requirements are declared for (the

@@ -11,7 +11,7 @@ import (
 // goroutine holding a read lock lets the others run while it holds it. On
 // one processor (go test -cpu 1, where the RaceFree checks run first) a
 // goroutine is otherwise never switched out inside a lock that holds no
-// blocking call, so two read holds never overlap, and a write lock
+// blocking call. So two read holds never overlap, and a write lock
 // weakened to a read lock, which lets two writers in at once, races only
 // when two cores happen to run both. Write holds are left alone: a
 // yielding writer, behind a lock that keeps new readers out while a

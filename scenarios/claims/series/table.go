@@ -16,12 +16,12 @@ type Metric struct {
 	Name  string // open_channels_cache_misses_total
 	Label string // reason, or ""
 	Value string // "expired", or ""
-	// Kind is the Prometheus type the series must be exported as:
+	// Kind is the Prometheus type the series must be exported as. It is
 	// "counter" for a count that only grows (every _total, and TW-8's
 	// passes, visited, fired, pass time and exhausted budgets, which the
-	// seed lists beside them as running totals), "gauge" for a figure
-	// that is not a running total (TW-8's longest pass: a rate() over it
-	// means nothing).
+	// seed lists beside them as running totals). It is "gauge" for a
+	// figure that is not a running total (TW-8's longest pass: a rate()
+	// over it means nothing).
 	Kind string
 }
 

@@ -12,11 +12,11 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 )
 
-// Sample is a seed's sample of one class of reads (grants or denials): the
-// worst staleness in seconds with its witness, every read's staleness for
-// the distribution, and each phantom answer (one that was never true) as a
-// wrong observation of infinite staleness (claims.Phantom). describe
-// renders a read by its ID.
+// Sample is a seed's sample of one class of reads (grants or denials). It
+// holds the worst staleness in seconds with its witness, every read's
+// staleness for the distribution, and each phantom answer (one that was
+// never true) as a wrong observation of infinite staleness (claims.Phantom).
+// describe renders a read by its ID.
 func Sample(c checks.ClassReport, describe func(id int) string) claims.Sample {
 	var s claims.Sample
 	s.Of = int64(c.Reads)
