@@ -13,7 +13,7 @@ import (
 // step on its common paths, so that a regression fails a test rather than
 // only moving a benchmark. Each operation is measured with
 // testing.AllocsPerRun from inside a task, while other tasks contend for the
-// same object where that is the point: the count covers the whole step (the
+// same object where that is the point. The count covers the whole step (the
 // operation, the scheduler's decision, the other tasks' steps in between,
 // the clock).
 func TestCommonPathsDoNotAllocate(t *testing.T) {
@@ -109,10 +109,10 @@ func TestCommonPathsDoNotAllocate(t *testing.T) {
 		})
 	}
 
-	// An AfterFunc's firing starts a task: its coroutine is an idle one
+	// An AfterFunc's firing starts a task. Its coroutine is an idle one
 	// reused, and tasks are carved from slabs, so firing allocates well
-	// under once per timer (setting one allocates its handle, which
-	// AfterFunc returns, and the caller's closure, if any).
+	// under once per timer. Setting one allocates its handle, which
+	// AfterFunc returns, and the caller's closure, if any.
 	t.Run("AfterFunc-firing", func(t *testing.T) {
 		const timers = 1000
 		var m0, m1 runtime.MemStats

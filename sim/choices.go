@@ -216,10 +216,10 @@ type taskKeeps struct {
 	opAt    [keepKinds][]int32
 }
 
-// decide answers one Keep: true from the seed (which draws nothing, so
-// that adding a Keep to a workload changes none of its seeds), the kind's
-// list entry when replaying (false past its end): by key for a keyed
-// list, else by the run's ordinal.
+// decide answers one Keep. From the seed it answers true, which draws
+// nothing, so that adding a Keep to a workload changes none of its seeds.
+// When replaying it answers the kind's list entry (false past its end): by
+// key for a keyed list, else by the run's ordinal.
 func (w *worldSource) decide(what Keepable, label string, key keepKey, pos int) bool {
 	i := w.asked[what]
 	w.asked[what]++
@@ -255,8 +255,9 @@ func (w *worldSource) decide(what Keepable, label string, key keepKey, pos int) 
 }
 
 // taskKey is the key of the current task's next draw (slot 0) or Keep
-// call of a kind (slot = the Keepable), counting it, and in a keyed replay
-// the key's position in its list (noPos if the list does not hold it).
+// call of a kind (slot = the Keepable), counting it. In a keyed replay it
+// also returns the key's position in its list (noPos if the list does not
+// hold it).
 func (s *Sim) taskKey(slot int) (keepKey, int) {
 	w := s.worldSrc
 	st := s.taskKeeps()
@@ -329,8 +330,9 @@ func (w *worldSource) position(slot int, sl []int32, key keepKey) int {
 
 // inside marks what the current task draws from the world stream and asks
 // Keep, from now until End, as made inside its current operation by a
-// component serving it (protocol.Inside): a database statement's latency,
-// error and fault, a message's delay and loss. The workload's own draws
+// component serving it (protocol.Inside). Such calls are a database
+// statement's latency, error and fault, a message's delay and loss. The
+// workload's own draws
 // (which operation, on which key, how long to think) are made outside. A
 // seed's run is the same with or without it. A keyed replay
 // (Keeps.ChoiceKeys) keys the marked calls by the operation (the task's
@@ -338,8 +340,8 @@ func (w *worldSource) position(slot int, sl []int32, key keepKey) int {
 // shrinker may drop an operation, whose statements then draw nothing and
 // inject nothing. Every other operation's draws and faults, and the
 // workload's, then stay where they were. Keyed by the task's ordinal
-// alone, every later one of its draws would move onto another. Scopes nest; End
-// closes the one inside opened.
+// alone, every later one of its draws would move onto another. Scopes
+// nest; End closes the one inside opened.
 func (s *Sim) inside() protocol.Scope {
 	if t := s.current; t != nil {
 		return protocol.NewScope(&t.inside)

@@ -7,14 +7,15 @@ import "slices"
 // Musuvathi and McKinley, OOPSLA 2013), and without sleep sets.
 //
 // At every state, for every runnable task, the operation it waits to perform
-// next is checked against the earlier steps: for each other task, its last
+// next is checked against the earlier steps. For each other task, its last
 // step dependent with that operation and not ordered before the waiting
-// task is a race, and the search must also try the waiting task at the node
-// before that step (every task enabled there, if it was not). This is done
-// incrementally: when a task's next operation is new, against every earlier
-// step (bporNewOp); after each step, against the tasks still waiting
-// (bporWaiting); and when a step turns out wider than the operation it
-// waited at, the whole step again (bporWider). Under a bound the
+// task is a race. The search must then also try the waiting task at the
+// node before that step (every task enabled there, if it was not). This is
+// done incrementally. When a task's next operation is new, it is checked
+// against every earlier step (bporNewOp). After each step, the tasks still
+// waiting are checked (bporWaiting). When a step turns out wider than the
+// operation it waited at, the whole step is checked again (bporWider).
+// Under a bound the
 // alternative may cost a preemption the schedule no longer has, so BPOR also
 // adds it at the last context switch before the racing step, where the
 // switch is paid for already.

@@ -11,11 +11,10 @@ import "slices"
 // dependent with, and the step that woke or started its task. A step of a
 // task the clock woke also follows every step before the clock jump: the
 // clock only jumps when no task can run, so nothing before the jump can move
-// after it. A
-// race is a pair of dependent steps of different tasks, the earlier not
-// ordered before the later one by anything else; reversing it may reach a
-// new state, so the search adds an alternative at the node before the
-// earlier step.
+// after it. A race is a pair of dependent steps of different tasks, the
+// earlier not ordered before the later one by anything else. Reversing it
+// may reach a new state, so the search adds an alternative at the node
+// before the earlier step.
 
 // vclock maps a task id to the number of that task's steps ordered before.
 type vclock []int32
@@ -116,8 +115,8 @@ func (d *dporRun) lastDep(r, obj int32) int32 {
 
 // afterStep accounts for step k of the run once it has run: its footprint,
 // whether its task yielded (for the preemption count) and, under DPOR, the
-// races it takes part in. final: the step ended the run, which stops every
-// other task, so it is dependent with everything.
+// races it takes part in. When final is set the step ended the run, which
+// stops every other task, so it is dependent with everything.
 func (x *explorer) afterStep(s *Sim, final bool) {
 	x.stepPending = false
 	i := x.k - 1
@@ -192,9 +191,9 @@ func (d *dporRun) stepClock(c vclock, obj int32) vclock {
 }
 
 // collectRaces finds the steps in an immediate race with a step by task q
-// with footprint obj, q's clock before it being before: for each other task
-// its last step dependent with it and not ordered before, unless ordered
-// before another such step.
+// with footprint obj, q's clock before it being before. For each other
+// task that is its last step dependent with it and not ordered before,
+// unless ordered before another such step.
 func (d *dporRun) collectRaces(q, obj int32, before vclock) {
 	d.cands = d.cands[:0]
 	for r := range d.tasks {

@@ -3,8 +3,8 @@ package sim
 // Probe counts one occurrence of a rare event the run reached, such as "an
 // invalidation applied while a read of the same key was in flight". Probes
 // are observations made by the world and the checks, never hooks in the
-// code under test: a claim check declares which probes its seeds must reach
-// (FoundationDB's code probes, Antithesis's "sometimes" assertions), so a
+// code under test. A claim check declares which probes its seeds must reach
+// (FoundationDB's code probes, Antithesis's "sometimes" assertions). So a
 // check whose seeds never produce the interleaving it is about fails
 // instead of passing vacuously. Result.Probes holds the counts.
 //

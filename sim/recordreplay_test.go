@@ -16,12 +16,12 @@ import (
 // replay's recording (its choices, its Keep sites: KeepsOfRun) replays the
 // run it records, step for step, whatever the lists it ran from. Workers
 // loop while KeepsLeft says a kept call is ahead, each for at most a drawn
-// number of calls and until a drawn deadline, sleeping drawn times, so that
-// a run ends loops in every way a recording must reproduce: its last kept
-// call, its time, its limit. rapid drops a random subset of a seed run's
-// calls, and sometimes the dense prefix that makes an index file its keys
-// sparse. Both ways a recording once failed to replay (a sparse index; a
-// kept call a loop never reached) fail this test.
+// number of calls and until a drawn deadline, sleeping drawn times. So a run
+// ends loops in every way a recording must reproduce: its last kept call,
+// its time, its limit. The rapid package drops a random subset of a seed
+// run's calls, and sometimes the dense prefix that makes an index file its
+// keys sparse. Both ways a recording once failed to replay (a sparse index;
+// a kept call a loop never reached) fail this test.
 func TestARecordingReplaysItsRun(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		workers := rapid.IntRange(1, 4).Draw(rt, "workers")

@@ -189,8 +189,8 @@ func Run(cfg Config, main func(s *Sim)) Result {
 //
 // A decision for another task still costs two coroutine switches, into the
 // loop and out of it. Tasks that resume each other directly, in a chain,
-// would save round trips but not time: a switch back into the loop lands
-// on a stack the cache holds, one down a chain lands on a task's, which it
+// would save round trips but not time. A switch back into the loop lands
+// on a stack the cache holds; one down a chain lands on a task's, which it
 // seldom does. (The dropped design and its figures are in
 // docs/design-notes-2026-12.md.)
 func (s *Sim) loop() {
@@ -228,9 +228,10 @@ func (s *Sim) begin(t *task) {
 	}
 }
 
-// switched counts a step that goes to another task than the last one: a
-// preemption when the last one could have gone on (it yielded, it was not
-// blocked or done), the CHESS measure of how hard a schedule is to find.
+// switched counts a step that goes to another task than the last one. It
+// is a preemption when the last one could have gone on (it yielded, it was
+// not blocked or done): the CHESS measure of how hard a schedule is to
+// find.
 func (s *Sim) switched(l, t *task) {
 	s.last = t
 	var preempted *task

@@ -3,9 +3,9 @@
 //
 // A shrinker needs that: a smaller run that still fails is a counterexample
 // of the fault only if the code without the fault passes it. An edit can
-// make a run fail on any code: a check that compares the run with a
+// make a run fail on any code. A check that compares the run with a
 // prediction made from the whole script fails once the edit drops one of
-// its operations, and a check that a bound is reached fails once the run is
+// its operations. A check that a bound is reached fails once the run is
 // too short to reach it. Both fail the same way with the fault switched
 // off, and that is how they are told apart from the fault's own failures.
 //

@@ -106,8 +106,8 @@ func TestDelayedLinkKeepsFIFO(t *testing.T) {
 // TestEveryMessageIsDeliveredOrLostWithItsCause: under heavy faults of
 // every kind, for every subscriber and message, the record says delivered
 // (1 or 2 handler calls, exactly as the handler saw) or lost with a cause
-// consistent with the link's outages; Sent = Delivered + Lost + Pending;
-// the duplicate and reorder counters equal what the handler saw. Each
+// consistent with the link's outages. Sent = Delivered + Lost + Pending,
+// and the duplicate and reorder counters equal what the handler saw. Each
 // fault kind shows up over the seeds.
 func TestEveryMessageIsDeliveredOrLostWithItsCause(t *testing.T) {
 	heavy := simbus.Faults{

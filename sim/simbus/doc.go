@@ -1,9 +1,9 @@
 // Package simbus is a simulated pub/sub bus for deterministic simulations,
-// modelled on Redis pub/sub and built on package sim: a publisher never
-// waits, and each subscriber's link can lose, delay, duplicate and reorder
+// modelled on Redis pub/sub and built on package sim. A publisher never
+// waits. Each subscriber's link can lose, delay, duplicate and reorder
 // messages, and disconnect for fixed partition windows or random reconnect
-// gaps, losing everything sent (or in flight) meanwhile, as Redis does for a
-// disconnected subscriber.
+// gaps. It then loses everything sent (or in flight) meanwhile, as Redis
+// does for a disconnected subscriber.
 //
 // Each subscriber has a bounded queue of messages in flight and one
 // delivery task that calls its handler, one message at a time, in order of
@@ -18,13 +18,13 @@
 // or still pending; Stats and Registry hold the counters. Every message is
 // in exactly one of those states: Sent = Delivered + Lost + Pending.
 //
-// Every fault is optional to a shrinker: a delay from the tail, a
+// Every fault is optional to a shrinker. A delay from the tail, a
 // reordering hold, a random loss, a duplicate, each reconnect gap and each
-// partition window asks sim.Sim.Keep(sim.KeepFault) once decided, and a
+// partition window asks sim.Sim.Keep(sim.KeepFault) once decided. A
 // dropped one takes the fault-free path without drawing more than the fault
 // would have. A recorded run (sim.Config.Record) shows every message sent
-// (record.EventSend, by the publisher), received and lost (by subscriber), tied
-// by its number, and every fault injected.
+// (record.EventSend, by the publisher), received and lost (by subscriber),
+// tied by its number, and every fault injected.
 //
 // Reliable() is the perfect link for single-pod linearizability scenarios;
 // Swarm picks a fault plan per seed, whose String goes in the run header

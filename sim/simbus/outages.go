@@ -40,7 +40,7 @@ func newOutages(f Faults, from time.Duration, keep func(Window) bool) *outages {
 // hit returns the cause of a loss if the subscriber is disconnected at any
 // instant of [from, to], or CauseNone. ok is false when the gap limit is
 // exceeded. newGap is called for every gap drawn and says whether it is
-// injected (sim.Keep): a gap it drops is drawn all the same, so the draws
+// injected (sim.Keep). A gap it drops is drawn all the same, so the draws
 // that follow stay where they were, and the link stays up.
 func (o *outages) hit(r *rand.Rand, from, to time.Duration, newGap func(Window) bool) (Cause, bool) {
 	if intersects(o.partitions, from, to) {

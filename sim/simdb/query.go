@@ -14,13 +14,14 @@ import (
 // statement in its own snapshot: q is evaluated on the state at the
 // statement's start instant, then the statement takes its latency, then the
 // result is returned. A write that commits during the latency is therefore
-// not seen (OC-2, OC-4, MS-2 depend on exactly this). rows counts the rows
-// of a result for the simdb_rows_total counter; it may be nil (0 rows).
+// not seen (OC-2, OC-4, MS-2 depend on exactly this). The rows function
+// counts the rows of a result for the simdb_rows_total counter; it may be
+// nil (0 rows).
 //
 // q must not block and must return data that later writes cannot change
 // (copy slices out of the state). The statement fails with the context's
 // error when ctx ends first, with a *TransientError when one is injected,
-// or with the Hook's error; a failed statement returns the zero R and its
+// or with the Hook's error. A failed statement returns the zero R and its
 // rows are not counted. An undeclared name is an error wrapping
 // ErrUnknownStatement. Misuse of the connection (released, or already
 // running a statement) fails the run.

@@ -85,8 +85,8 @@ func TestAShrinkKeepsOnlyRunsThatPassWithoutTheFault(t *testing.T) {
 
 // pause ends the runs made ahead on other goroutines before it returns (a
 // shrink's control runs then switch the fault with no other run in
-// flight), keeps the runs that had finished, and hands the others back to
-// their subtests (result nil) instead of waiting for them.
+// flight). It keeps the runs that had finished, and hands the others back
+// to their subtests (result nil) instead of waiting for them.
 func TestPauseEndsTheRunsAheadAndKeepsTheFinishedOnes(t *testing.T) {
 	h := &harness{t: t, opts: Options{Seeds: 3}, top: t.Name()}
 	require.True(t, h.setup())
@@ -146,8 +146,8 @@ func TestFixtureGuided(t *testing.T) {
 	})
 }
 
-// A replay file run against other code: strictly it fails at the first
-// step the file did not record; guided (-sim.replay.guided) it follows the
+// A replay file run against other code. Strictly, it fails at the first
+// step the file did not record. Guided (-sim.replay.guided), it follows the
 // schedule where it fits and runs to its own end, which is how the audit
 // checks a shrunk counterexample on the code without its mutant when the
 // mutant has a build of its own. Guided without a replay file is refused.

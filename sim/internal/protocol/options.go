@@ -50,8 +50,8 @@ const DefaultHangAfter = 10 * time.Second
 
 // DefaultExploreMaxSteps bounds each schedule of sim.Explore when
 // Config.MaxSteps is 0. It is far below a run's default because every step
-// is a node of the search tree, kept in memory, and because the
-// non-preemptive default continuation turns a spin loop (a task polling
-// with Yield for another task's progress) into a run that only the step
-// limit ends, as a failure.
+// is a node of the search tree, kept in memory. Also, the non-preemptive
+// default continuation turns a spin loop (a task polling with Yield for
+// another task's progress) into a run that only the step limit ends, as a
+// failure.
 const DefaultExploreMaxSteps = 100_000

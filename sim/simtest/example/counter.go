@@ -1,7 +1,8 @@
 // Package example is the README's "simulate your own code" example: a
-// type written against the runtime seam (impl/rt), so the same code runs on
-// real goroutines (rt.Real()) and under the deterministic simulator, where
-// its test (counter_test.go) flies it over seeded schedules with a checker.
+// type written against the runtime seam (impl/rt). So the same code runs
+// on real goroutines (rt.Real()) and under the deterministic simulator,
+// where its test (counter_test.go) flies it over seeded schedules with a
+// checker.
 package example
 
 import "github.com/windtunnel/windtunnel/impl/rt"
