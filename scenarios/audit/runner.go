@@ -246,11 +246,11 @@ func (c *claimPhase) runTimed() {
 	}
 }
 
-// runUntimed runs the untimed parts, longest first, each in a slot of s
+// runUntimed runs the untimed parts, each in a slot of s
 // taken at priorityClaims, and returns when every one has ended.
 func (c *claimPhase) runUntimed(s *slots) {
 	var wg sync.WaitGroup
-	for _, i := range startOrder(c.parts) {
+	for _, i := range untimedParts(c.parts) {
 		release := s.acquire(priorityClaims)
 		wg.Go(func() {
 			defer release()

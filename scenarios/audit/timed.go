@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -25,29 +24,15 @@ var TimedTests = map[string][]string{
 	"./scenarios/tw": {"TestTW6_ConstantCost", "TestTW8_RealPassTimes", "TestTW9_IdlePassSpeed"},
 }
 
-// longestFirst orders the claim phase's processes: the families whose
-// untimed checks take longest start first. The last process to start is
-// then a short one, and the processes at once end close together. It sets
-// only the start order: the results are joined in the packages' order
-// whatever it is.
-var longestFirst = []string{"./scenarios/dr", "./scenarios/tw", "./scenarios/oc", "./scenarios/ms", "./scenarios/lf"}
-
-// startOrder returns the indexes of parts' untimed processes, longest
-// first (longestFirst), then every other in its order.
-func startOrder(parts []claimPart) []int {
-	rank := func(p claimPart) int {
-		if i := slices.Index(longestFirst, p.pkg); i >= 0 {
-			return i
-		}
-		return len(longestFirst)
-	}
+// untimedParts returns the indexes of parts' untimed processes, in the
+// packages' order.
+func untimedParts(parts []claimPart) []int {
 	var order []int
 	for i, p := range parts {
 		if !p.timed {
 			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return rank(parts[a]) - rank(parts[b]) })
 	return order
 }
 

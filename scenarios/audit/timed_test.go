@@ -198,17 +198,16 @@ func TestClaimPartsRunTheTimedChecksApart(t *testing.T) {
 	assert.ErrorContains(t, err, `-run "("`)
 }
 
-func TestTheLongestFamiliesStartFirst(t *testing.T) {
+func TestTheUntimedPartsStartInThePackagesOrder(t *testing.T) {
 	pkgs := append([]string{"./scenarios/other"}, Families...)
 	parts, err := claimParts(pkgs, "^Test", TimedTests)
 	require.NoError(t, err)
 	var started []string
-	for _, i := range startOrder(parts) {
+	for _, i := range untimedParts(parts) {
 		assert.False(t, parts[i].timed, "a timed part among the ones started at once")
 		started = append(started, parts[i].pkg)
 	}
-	assert.Equal(t, append(slices.Clone(longestFirst), "./scenarios/other"), started)
-	assert.ElementsMatch(t, Families, longestFirst, "longestFirst orders every family")
+	assert.Equal(t, pkgs, started)
 }
 
 func TestSplitTestPatternSplitsAsGoTestDoes(t *testing.T) {

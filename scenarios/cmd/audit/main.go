@@ -335,17 +335,6 @@ func shardNote(shard *simtest.Shard) string {
 	return fmt.Sprintf(" (shard %s)", shard)
 }
 
-// processesUsed is "; its processes used …" (audit.Usage) for the last
-// line of a run, or "" where the system does not say: what the processes
-// the command waited for used, the kernel's share apart, so that a slower
-// run shows whether it computed more or faulted in more pages.
-func processesUsed() string {
-	if u, ok := audit.ChildrenUsage(); ok {
-		return "; its processes used " + u.String()
-	}
-	return ""
-}
-
 // allChecks is the -run pattern that selects every claim check.
 const allChecks = "^Test"
 
@@ -367,7 +356,7 @@ func finish(out string, rep *audit.Report, start time.Time, run string) error {
 	if err := audit.WriteFiles(out, rep); err != nil {
 		return err
 	}
-	fmt.Printf("audit: wrote %s/audit.json and %s/AUDIT.md in %v%s\n", out, out, time.Since(start).Round(time.Second), processesUsed())
+	fmt.Printf("audit: wrote %s/audit.json and %s/AUDIT.md in %v\n", out, out, time.Since(start).Round(time.Second))
 	if len(rep.Problems) > 0 {
 		return fmt.Errorf("%d problem(s)", len(rep.Problems))
 	}

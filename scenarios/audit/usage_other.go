@@ -1,5 +1,0 @@
-//go:build !unix
-
-package audit
-
-func childrenUsage() (Usage, bool) { return Usage{}, false }
