@@ -9,7 +9,7 @@ import (
 )
 
 // A run whose Config.Abandon is set stops at its next check (every
-// abandonCheckSteps steps) and says so; a run whose Abandon stays false is
+// abandonCheckSteps steps) and says so. A run whose Abandon stays false is
 // the same run as one without it (the same steps and trace hash).
 func TestAbandonEndsARunAndChangesNothingElse(t *testing.T) {
 	loop := func(s *Sim) {

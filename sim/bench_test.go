@@ -37,10 +37,10 @@ import (
 // Reading them: switches/step is the share of steps that resumed another
 // coroutine. A step given to the task that just ran needs no switch (see
 // Sim.loop), so steps with few runnable tasks are cheaper than with many.
-// And a switch into one of hundreds of coroutines costs more than
-// into one of two whatever the scheduler does (BenchmarkBareCoroutines
-// measures that floor). The scheduler's own work per step does not depend
-// on the number of tasks or timers.
+// And a switch into one of hundreds of coroutines costs more than into one
+// of two whatever the scheduler does (BenchmarkBareCoroutines measures that
+// floor). The scheduler's own work per step does not depend on the number of
+// tasks or timers.
 
 // BenchmarkBareCoroutine is the floor: one iter.Pull resume+yield round trip.
 func BenchmarkBareCoroutine(b *testing.B) {
@@ -57,7 +57,7 @@ func BenchmarkBareCoroutine(b *testing.B) {
 // BenchmarkBareCoroutines is the floor of BenchmarkSteps: round trips into
 // n coroutines chosen at random (xorshift), with no scheduler at all. With
 // hundreds of coroutines each resumption finds the coroutine's memory (its
-// g, stack top and iter.Pull state) out of the nearest caches: that much of
+// g, stack top and iter.Pull state) out of the nearest caches. That much of
 // a step's cost grows with the number of tasks whatever the scheduler does.
 func BenchmarkBareCoroutines(b *testing.B) {
 	for _, n := range []int{2, 64, 512} {

@@ -24,7 +24,7 @@ import (
 // math/rand's rejection sampling forever). A run that keeps drawing past
 // the end (maxOverrun draws) panics, so an edited list cannot hang a run.
 // The Keep answers are lists of their own, one per Keepable, indexed
-// by the ordinal of the Keep call of that kind: dropping the 7th operation
+// by the ordinal of the Keep call of that kind. Dropping the 7th operation
 // leaves the 8th the 8th, whatever the 7th would have drawn. Past the end
 // of a Keep list the answer is false, so a list cut short drops every
 // later operation (or fault).
@@ -51,9 +51,9 @@ import (
 // keying one of the two would pair answers with other tasks' draws.
 
 // ErrDropped is what a world's client operation returns when Keep dropped
-// it (a world may wrap it). A dropped operation was never made: a check
+// it (a world may wrap it). A dropped operation was never made. A check
 // that reports one as a failure ("the follow-up did not proceed: operation
-// dropped") judges the shrinker's edit, not the code, and the shrinker
+// dropped") judges the shrinker's edit, not the code. So the shrinker
 // refuses every candidate whose failure mentions it (sim/shrink).
 var ErrDropped = errors.New("operation dropped by the run's choices (sim.Keep)")
 
@@ -182,9 +182,9 @@ func (w *worldSource) presize(k protocol.Keeps) {
 	}
 }
 
-// freshDraw is a keyed replay's value for a draw its list does not hold:
-// a hash of the seed and the draw's key (splitmix64 over FNV-1a), so that
-// it is the same in every replay.
+// freshDraw is a keyed replay's value for a draw its list does not hold.
+// It is a hash of the seed and the draw's key (splitmix64 over FNV-1a), so
+// that it is the same in every replay.
 func freshDraw(seed uint64, key keepKey) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(key.Task); i++ {
@@ -197,8 +197,8 @@ func freshDraw(seed uint64, key keepKey) uint64 {
 }
 
 // taskKeeps is one task's Keep state: its key's name and its calls so
-// far, by kind; and, for what it draws and asks inside an operation
-// (Inside), the operation's key name and the calls so far within it.
+// far, by kind. For what it draws and asks inside an operation (Inside),
+// it also holds the operation's key name and the calls so far within it.
 type taskKeeps struct {
 	name  string
 	asked [keepKinds]int // [0]: draws; [kind]: Keep calls
@@ -352,7 +352,7 @@ func (s *Sim) inside() protocol.Scope {
 // Keep asks whether the run includes one optional element of its workload
 // or fault plan: a client operation (KeepOperation) or an injected fault
 // (KeepFault). A seed's own run keeps everything, and asking draws nothing
-// from the world stream; a run replayed with edited Keep lists
+// from the world stream. A run replayed with edited Keep lists
 // (protocol.Options.Keeps) keeps what they say, which is how a shrinker drops
 // operations and faults. A workload asks before each operation, after its
 // own draws, and skips the ones dropped; a fault plan asks once it has

@@ -451,7 +451,7 @@ func TestInsideEndsOnce(t *testing.T) {
 }
 
 // A task named with a NUL cannot pass for one of another task's
-// operations in a key: its key name holds none, and a second task of that
+// operations in a key. Its key name holds none, and a second task of that
 // name is told apart as "name#2" the same way.
 func TestATaskNameWithANulIsKeyedWithout(t *testing.T) {
 	res := Run(withReplay(Config{Seed: 1}, protocol.Options{RecordChoices: true}), func(s *Sim) {
@@ -512,8 +512,8 @@ func TestAKeyedReplayRecordsOnlyWhatItKept(t *testing.T) {
 }
 
 // KeepsLeft is true in a seed's run and a replay by ordinal, and false in
-// a keyed replay once the task's list answers every later call false:
-// then a workload loop may end instead of running an idle tail.
+// a keyed replay once the task's list answers every later call false.
+// Then a workload loop may end instead of running an idle tail.
 func TestKeepsLeftEndsAnIdleTail(t *testing.T) {
 	var left []bool
 	var faultLeft bool

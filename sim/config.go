@@ -60,7 +60,7 @@ type Config struct {
 
 	// StepDuration is virtual time added after every scheduling step, so that
 	// time passes while tasks compute. The default, 0, keeps time still while
-	// any task can run: time then moves only through sleeps, timers and the
+	// any task can run. Time then moves only through sleeps, timers and the
 	// latencies the world models, which makes every virtual duration in a
 	// report traceable to a modelled cause.
 	StepDuration time.Duration

@@ -163,9 +163,9 @@ type ExploreOptions struct {
 	// it the search goes on, counts the failures and keeps the first.
 	StopOnFailure bool
 	// Visit, if set, is called after every schedule run to its end with its
-	// Result, on the caller's goroutine: a place to look at the final state
-	// the program's closures hold, or to collect statistics. To save time,
-	// Result.Tail is filled only for failed runs.
+	// Result, on the caller's goroutine. It is a place to look at the final
+	// state the program's closures hold, or to collect statistics. To save
+	// time, Result.Tail is filled only for failed runs.
 	Visit func(r Result)
 }
 
@@ -269,7 +269,7 @@ func (o ExploreOptions) validate(cfg Config) (ExploreOptions, error) {
 // blocked or done); the default continuation never preempts.
 //
 // A reduction assumes the program is data-race-free with respect to sim
-// objects: a variable two tasks share is touched only under a sim lock that
+// objects. A variable two tasks share is touched only under a sim lock that
 // guards it, after a hand-over through a sim object, or right after a
 // Yield. Steps on different objects commute; Yield, Sleep, AfterFunc,
 // cancellable contexts and the step that ends the run commute with nothing.

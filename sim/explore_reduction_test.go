@@ -9,7 +9,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The reductions never lose a final state: on small programs, the set of
+// The reductions never lose a final state. On small programs, the set of
 // final states (variables, what every task read, and for a failed run its
 // kind and who waited where) with a reduction equals the set without one,
 // with and without a preemption bound.

@@ -10,7 +10,7 @@ import (
 // state before step i+1 (0-based: node 0 is the state before the first step).
 
 // slept is a task in a sleep set, with the footprint (object) of the step it
-// takes from the node where it was explored: it stays asleep along a branch
+// takes from the node where it was explored. It stays asleep along a branch
 // while every step of the branch commutes with that step.
 type slept struct {
 	task int32

@@ -227,7 +227,7 @@ func (s *Sim) result() Result {
 			rc.ChoiceKeys = []keepKey{}
 		}
 	}
-	// Formatting the tail is most of a short run's cost: a passing run
+	// Formatting the tail is most of a short run's cost. A passing run
 	// keeps the events and formats them only if asked (TraceTail), as a
 	// harness does when its own check fails after the run.
 	if s.failure != nil {

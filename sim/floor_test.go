@@ -8,7 +8,7 @@ import (
 
 // The benchmarks' floors (BenchmarkLockReadSleep/floor, the floors of
 // BenchmarkSteps/paired) stand for the coroutine switches of a simulated
-// run: they must make exactly as many resumptions as the run did, or sim
+// run. They must make exactly as many resumptions as the run did, or sim
 // minus floor is not the simulator's own work.
 func TestFloorsMakeTheRunsResumptions(t *testing.T) {
 	var switches int64

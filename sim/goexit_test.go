@@ -7,8 +7,8 @@ import (
 
 // A task that calls runtime.Goexit (t.FailNow, or a failed require, inside a
 // task) ends the goroutine that called Run, as it would end a test's
-// goroutine (iter.Pull carries a Goexit into whoever resumed the
-// coroutine: the loop), and no other task runs another step. A scheduler
+// goroutine. (iter.Pull carries a Goexit into whoever resumed the
+// coroutine: the loop.) No other task runs another step. A scheduler
 // in which tasks resume each other would carry it into a task instead, and
 // that task's deferred rt calls would run the simulation on.
 func TestGoexitInATaskEndsTheRunWithoutFurtherSteps(t *testing.T) {

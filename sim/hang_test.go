@@ -14,9 +14,9 @@ import (
 // fails fast.
 const hangLimit = 200 * time.Millisecond
 
-// runHung runs a program whose task wedged blocks outside the simulator,
+// runHung runs a program whose task wedged blocks outside the simulator. It
 // checks that the run fails as a hang within a few limits, naming the task,
-// its wait reason, this file's frame and the rule, and then calls release
+// its wait reason, this file's frame and the rule. It then calls release
 // so that the wedged goroutine can end.
 func runHung(t *testing.T, reason string, wedged func(), release func()) {
 	t.Helper()

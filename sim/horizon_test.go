@@ -62,9 +62,9 @@ func TestBeyondKeepsWhatTheRecordedRunNeverAsked(t *testing.T) {
 	assert.Equal(t, 9, faults, "the faults inside the operations past it too")
 }
 
-// The horizon of a run that ended inside an operation: the calls made in
+// The horizon of a run that ended inside an operation. The calls made in
 // it so far are within, later ones in it and every later operation's are
-// past it; an earlier operation's are within (the task had moved on).
+// past it. An earlier operation's are within (the task had moved on).
 func TestHorizonOfARunThatEndedInsideAnOperation(t *testing.T) {
 	h := &protocol.Horizon{Tasks: map[string]protocol.TaskHorizon{"client": {Asked: [keepKinds]int{KeepOperation: 3}, Cur: 3, CurAsked: [keepKinds]int{KeepFault: 2}}}}
 	for _, c := range []struct {

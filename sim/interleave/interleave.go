@@ -47,7 +47,7 @@ const (
 	DefaultWidth     = 120
 )
 
-// minColumn is the narrowest a task's column gets; below it the table
+// minColumn is the narrowest a task's column gets. Below it the table
 // names each row's task instead (a column of a few runes folds every text
 // into a tower nobody reads).
 const minColumn = 8
@@ -134,7 +134,7 @@ func matters(e record.Event) bool {
 
 // echoes reports whether a note repeats, in words, a structured event of
 // the same task and step (the database and the bus trace what they also
-// record as intervals and messages): the table shows the structured one.
+// record as intervals and messages). The table shows the structured one.
 func echoes(evs []record.Event, i int) bool {
 	e := evs[i]
 	if e.Kind != record.EventNote {
@@ -156,7 +156,7 @@ func echoes(evs []record.Event, i int) bool {
 }
 
 // columns lists the tasks with an event that matters, in id order, the
-// world first; and the names of the ones folded away. Tasks of the same
+// world first, and the names of the ones folded away. Tasks of the same
 // name get distinct names, by a suffix in id order ("race-prime",
 // "race-prime#2"), so that a column, a scenario line and the folded list
 // each name one task.
@@ -250,9 +250,9 @@ func rowsOf(rec *record.Record, cols []column) []row {
 	return rows
 }
 
-// shown reports whether an event gets a row: it matters, its task has a
-// column, and a preemption is of a task with a column (preempting a folded
-// task is the scheduler's business).
+// shown reports whether an event gets a row. It does when it matters, its
+// task has a column, and a preemption is of a task with a column
+// (preempting a folded task is the scheduler's business).
 func shown(cols []column, e record.Event) bool {
 	if !matters(e) || colOf(cols, e.Task) < 0 {
 		return false

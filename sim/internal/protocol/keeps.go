@@ -16,8 +16,8 @@ type Keeps struct {
 	ChoiceKeys    []KeepKey
 	// Beyond, in a keyed replay, answers true the Keep calls that lie past
 	// the recorded run's Horizon (it had ended before them) instead of
-	// false: the run goes on as the seed would have. nil: false, as for
-	// every other unlisted call.
+	// false. The run goes on as the seed would have. When nil, they are
+	// answered false, as every other unlisted call is.
 	Beyond *Horizon
 }
 

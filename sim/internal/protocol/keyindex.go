@@ -5,13 +5,13 @@ import "fmt"
 // KeyIndex finds a key's position in one keyed list (Keeps.ChoiceKeys,
 // OperationKeys or FaultKeys) during a keyed replay.
 //
-// Why not a map[KeepKey]int: a replay looks up every draw and every Keep
-// call, and hashing the key's task name on each made the lookups a fifth
-// of a shrink's re-runs (TestMS2's swarm, 95,000 steps, 20,000 draws).
+// Why not a map[KeepKey]int? A replay looks up every draw and every Keep
+// call. Hashing the key's task name on each made the lookups a fifth of a
+// shrink's re-runs (TestMS2's swarm, 95,000 steps, 20,000 draws).
 // Here the task name is hashed once per task and operation (the task's
 // Keep state caches the slice it resolves to), and the call's ordinal
 // indexes that slice. A recorded task numbers its calls 0, 1, 2, ..., so
-// the slices are dense; a key whose ordinal a dense slice would make
+// the slices are dense. A key whose ordinal a dense slice would make
 // memory grow for (a hand-edited replay file's key 1<<40) goes to a map.
 type KeyIndex struct {
 	byTask map[string][]int32 // position by ordinal; NoPos where none
