@@ -10,8 +10,8 @@ import (
 // TimedTests are the claim checks, by family package, that read the real
 // clock and judge what they read:
 //
-//   - DR-8's lock waits and TW-9's pass times, as ratios against a baseline
-//     in the same run.
+//   - DR-8's lock waits and TW-9's pass times. Both are ratios against a
+//     baseline in the same run.
 //   - TW-6's cost of an operation on a small and a large wheel.
 //   - TW-8's pass times against the ones measured from outside.
 //

@@ -6,9 +6,9 @@
 //
 // One file per family (oc.go, ms.go, dr.go, tw.go, lf.go). tolerance.go
 // derives more from the claims table: every bound widened, so a check that
-// cannot tell a bound from a slightly wider one is caught; locks.go one
-// more per lock the claimed packages take, left out, for the race
-// detector under the families' RaceFree checks.
+// cannot tell a bound from a slightly wider one is caught. And locks.go
+// derives one more per lock the claimed packages take, left out, for the
+// race detector under the families' RaceFree checks.
 //
 // Keep each Old snippet to the line that embodies the decision. When the
 // production code changes there, TestEveryMutantAppliesExactlyOnce fails

@@ -20,11 +20,12 @@ import (
 // refuses whenever it cannot be sure the two programs are the same:
 //   - The edit must lie inside one const spec with one name and one value,
 //     not written with iota.
-//   - In the test binary of the mutant's claim family (go list -deps -test),
-//     the constant must be referred to exactly once, from a function body
-//     of its own package. References are counted by name, so a same-named
-//     local or field only adds to the count (a refusal, never a wrong
-//     schema). A dot-import of the package refuses outright.
+//   - The constant must be referred to exactly once, from a function body
+//     of its own package. That count is over the test binary of the
+//     mutant's claim family (go list -deps -test). References are counted
+//     by name, so a same-named local or field only adds to the count (a
+//     refusal, never a wrong schema). A dot-import of the package refuses
+//     outright.
 //   - The mutated value's names (a package such as time, or a name of the
 //     package) must mean the same at the use. The use's file imports the
 //     same packages under the same names, and the using function declares

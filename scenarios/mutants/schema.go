@@ -34,14 +34,14 @@ import (
 //	func (c *Cache) load__wt3(ctx context.Context, k key) (bool, error) { ... the mutated body ... }
 //
 // A mutant that edits a constant's value is schematized at the constant's
-// one use when, in the test binary of the mutant's claim family, the
-// constant is referred to exactly once, inside a function body. That
-// reference is replaced by the mutated value in the function's copy, which
-// is the same program as the edited constant (a constant is seen only
-// through its references). The constant itself stays as it is, so every
-// other binary built with the overlay compiles and behaves as before. A
-// constant referred to twice (the collector's ChunkPoints) or from
-// another constant (the cop's DefaultTick is the timer wheel's) is not.
+// one use. It takes a constant referred to exactly once, inside a function
+// body, in the test binary of the mutant's claim family. That reference is
+// replaced by the mutated value in the function's copy, which is the same
+// program as the edited constant (a constant is seen only through its
+// references). The constant itself stays as it is, so every other binary
+// built with the overlay compiles and behaves as before. A constant referred
+// to twice (the collector's ChunkPoints) or from another constant (the cop's
+// DefaultTick is the timer wheel's) is not.
 //
 // A mutant that edits anything else (a type, two functions) is not
 // schematized: it keeps a build of its own (Schema.Separate).

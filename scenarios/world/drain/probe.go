@@ -25,8 +25,8 @@ const (
 //   - It keeps the drain mutex, so a test can probe it with TryLock (DR-4).
 //   - It calls OnYield at every Yield of the collector. The collector
 //     yields only inside a drain, between its two swaps: after each key of
-//     the split and once after the split (DR-3: the probe must guard the
-//     whole interval, not only its start).
+//     the split and once after the split. DR-3 needs this: the probe must
+//     guard the whole interval, not only its start.
 //   - While Inspecting, it walks the collector's buffered map right after
 //     each acquisition of the write lock and right before each release
 //     (inspect.go). So the chunk checks see which chunks each locked
@@ -91,7 +91,7 @@ func (p *Probe) Yield() {
 // Writes returns the number of write-lock acquisitions so far. Right after a
 // Record or Prune returns, it is that operation's own sequence number; right
 // after a Query or Snapshot returns, the number of writes it saw.
-// expect makes room for n more write sections: a preload takes the write
+// expect makes room for n more write sections. A preload takes the write
 // lock once per point, up to 1.2 million times (DR-10's 400,000 points
 // per key), and growing the list by doubling was a tenth of the DR
 // family's time.

@@ -1,12 +1,12 @@
 // Package pods is the simulated deployment the authorization claims (OC,
-// MS) are flown in: the relay database (the source texts' channels and
-// memberships tables, impl/authz/authztest.Tables) on a simulated
-// PostgreSQL pool (sim/simdb), pods that each run the production wiring
-// (impl/relay: both caches, the write path that invalidates locally and
-// publishes, the receiving fan-out) behind a simulated Redis-like bus
-// (sim/simbus), admins that change the tables, readers whose every answer
-// is recorded, and the truth of every tracked (reader, channel) key at
-// every commit instant, for the checkers.
+// MS) are flown in. It holds the relay database (the source texts'
+// channels and memberships tables, impl/authz/authztest.Tables) on a
+// simulated PostgreSQL pool (sim/simdb). Its pods each run the production
+// wiring (impl/relay: both caches, the write path that invalidates locally
+// and publishes, the receiving fan-out) behind a simulated Redis-like bus
+// (sim/simbus). Admins change the tables, and readers' every answer is
+// recorded. For the checkers it keeps the truth of every tracked (reader,
+// channel) key at every commit instant.
 //
 // Like every world under scenarios/world, it is built from a *sim.Sim and a
 // configuration (NewWorld), runs workloads (Churn and MSChurn, random;
