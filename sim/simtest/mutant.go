@@ -10,9 +10,9 @@ import (
 )
 
 // The variables a tool that runs a mutant sets, so that the test binary
-// knows its code is not the checkout's: MutantEnv names the mutant (it also
-// selects it in a schema build), MutantsEnv the file of mutants it comes
-// from when it is not in the project's catalogue (make try-mutants).
+// knows its code is not the checkout's. MutantEnv names the mutant (it also
+// selects it in a schema build). MutantsEnv names the file of mutants it
+// comes from when it is not in the project's catalogue (make try-mutants).
 const (
 	MutantEnv  = "WINDTUNNEL_MUTANT"
 	MutantsEnv = "WINDTUNNEL_MUTANTS"

@@ -53,8 +53,8 @@ func scanPackage(t *testing.T, st settings) {
 
 // scanTestPackage scans the package in dir and the packages of its module
 // that its non-test files import, outside windtunnel's own simulator and
-// seam, non-test files only: a world or workload imported by the package
-// runs in its tasks, and going further (every dependency, the test files'
+// seam, non-test files only. A world or workload imported by the package
+// runs in its tasks. Going further (every dependency, the test files'
 // imports) costs seconds per package and reaches code no task runs.
 func scanTestPackage(dir string) ([]string, error) {
 	// Not the test files' imports: those include checkers that run after

@@ -70,9 +70,9 @@ type windowView struct {
 }
 
 // windowViews draws the claim's window, from the moment the read's value
-// stopped being current to the bound, as a band across the lanes; and the
-// read's stale interval, from that moment to its answer, as a strip on the
-// read's lane, so that where the strip runs past the band shows.
+// stopped being current to the bound, as a band across the lanes. It draws
+// the read's stale interval, from that moment to its answer, as a strip on
+// the read's lane, so that where the strip runs past the band shows.
 func windowViews(d *drawing, ax *axes, lanes map[laneKey]*lane, v violation, w *Window, height int) (*windowView, string) {
 	evs := d.rec.Events
 	read := evs[v.read]

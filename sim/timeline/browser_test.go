@@ -136,10 +136,10 @@ func TestPageRendersInChromium(t *testing.T) {
 }
 
 // farRead is a failing run whose violating read is far from the commit
-// that made it stale on the event-order axis: the world commits at +1s, a
+// that made it stale on the event-order axis. The world commits at +1s. A
 // busy task notes 400 cache hits over the next two seconds (most at shared
-// instants, so the page picks event order), and the reader answers from
-// its stale cache at +3.5s. The claim's window is 1s.
+// instants, so the page picks event order). The reader answers from its
+// stale cache at +3.5s. The claim's window is 1s.
 func farRead(t *testing.T) timeline.Page {
 	t.Helper()
 	ctx := context.Background()

@@ -22,12 +22,13 @@ import (
 	"github.com/windtunnel/windtunnel/sim/timeline"
 )
 
-// staleRead is a small failing run with everything a timeline draws: pod1's
-// reader caches k under two locks; pod2's writer commits v2 in a statement
-// and publishes an invalidation that the bus loses for pod1 and delivers
-// twice to pod2; a fault is injected; pod1's second read, a cache hit in
-// no virtual time, answers v1 and is blamed, and so is the commit. An idle
-// task only runs and must get no lane. Texts carry markup to be escaped.
+// staleRead is a small failing run with everything a timeline draws. The
+// reader on pod1 caches k under two locks. The writer on pod2 commits v2 in
+// a statement and publishes an invalidation that the bus loses for pod1 and
+// delivers twice to pod2. A fault is injected. The second read on pod1, a
+// cache hit in no virtual time, answers v1 and is blamed, and so is the
+// commit. An idle task only runs and must get no lane. Texts carry markup to
+// be escaped.
 func staleRead(s *sim.Sim) {
 	ctx := context.Background()
 	cache := s.NewMutex("cache")
