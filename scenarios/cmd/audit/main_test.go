@@ -96,9 +96,10 @@ func TestOnlySelectsTheNamedMutants(t *testing.T) {
 }
 
 // audit try runs a reviewer's own mutants, each on an overlay of its own,
-// and says which check caught each and which survived: here a change that
-// drops the open half from Granted (caught by OC-1) and one that edits a
-// comment (which no check can catch); one survivor makes the exit status 1.
+// and says which check caught each and which survived. Here it tries a
+// change that drops the open half from Granted (caught by OC-1) and one
+// that edits a comment (which no check can catch). One survivor makes the
+// exit status 1.
 func TestTryReportsCaughtAndSurvived(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mutants.json")
