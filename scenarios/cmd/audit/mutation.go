@@ -100,7 +100,7 @@ func mutationMain(args []string) int {
 	}
 	printMutation(os.Stdout, rep)
 	fmt.Printf("audit mutation: wrote %s/MUTATION.md and mutation.json in %v\n", dir, time.Since(start).Round(time.Second))
-	if rep.Gaps > 0 || rep.Errors > 0 {
+	if rep.Total.Survived > 0 || rep.Total.Errors > 0 {
 		return 1
 	}
 	return 0
@@ -195,9 +195,7 @@ type mutationReport struct {
 	Date    string                     `json:"date"`
 	Results []mutationResult           `json:"results"`
 	Cells   map[string]map[string]cell `json:"cells"` // package -> operator -> counts
-	Total   cell                       `json:"total"`
-	Gaps    int                        `json:"gaps"`
-	Errors  int                        `json:"errors"`
+	Total   cell                       `json:"total"` // Total.Survived are the gaps
 	Median  int                        `json:"median_seeds_to_catch"`
 }
 
@@ -231,37 +229,27 @@ func judgeMutation(all []mechanical.Mutant, results []audit.MutantResult, equiva
 		switch {
 		case res.Error != "":
 			c.Errors++
-			rep.Errors++
+			rep.Total.Errors++
 		case res.Caught:
 			c.Caught++
+			rep.Total.Caught++
 			seeds = append(seeds, res.Seeds)
 		case equivalent[m.Key] != "":
 			res.Equivalent = equivalent[m.Key]
 			c.Equivalent++
+			rep.Total.Equivalent++
 		default:
 			c.Survived++
-			rep.Gaps++
+			rep.Total.Survived++
 		}
 		rep.Cells[m.Target.Dir][m.Op] = c
-		rep.Total.Caught += boolInt(res.Caught)
 		rep.Results = append(rep.Results, res)
-	}
-	rep.Total.Survived, rep.Total.Errors = rep.Gaps, rep.Errors
-	for _, r := range rep.Results {
-		rep.Total.Equivalent += boolInt(r.Equivalent != "")
 	}
 	if len(seeds) > 0 {
 		slices.Sort(seeds)
 		rep.Median = seeds[len(seeds)/2]
 	}
 	return rep
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func printMutation(w io.Writer, rep mutationReport) {

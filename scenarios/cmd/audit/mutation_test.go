@@ -38,7 +38,7 @@ func TestJudgeMutationFoldsFamiliesAndEquivalents(t *testing.T) {
 	rep := judgeMutation(all, results, map[string]string{"dddddddddddd": "only a test reads it"})
 	assert.Equal(t, cell{Caught: 2}, rep.Cells["impl/x"][mechanical.OpCompare])
 	assert.Equal(t, cell{Survived: 1, Equivalent: 1}, rep.Cells["impl/x"][mechanical.OpDelete])
-	assert.Equal(t, 1, rep.Gaps)
+	assert.Equal(t, cell{Caught: 2, Survived: 1, Equivalent: 1}, rep.Total)
 	assert.Equal(t, "66.7%", rep.Total.efficacy())
 	assert.Equal(t, 3, rep.Median)
 }
