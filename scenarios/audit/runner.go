@@ -342,15 +342,10 @@ func (r Runner) nameMutant(env map[string]string, m mutants.Mutant) {
 // mutant: the seed that failed, or, with seed "", every seed of the test
 // at the budget it failed with.
 func (r Runner) reproduceCommand(m mutants.Mutant, test, seed string, seeds int) string {
-	cmd := "make replay MUTANT=" + m.ID
-	if r.Catalogue != "" {
-		cmd += " MUTANTS=" + r.Catalogue
-	}
-	cmd += fmt.Sprintf(" PKG=%s TEST=%s", m.Pkg, test)
 	if seed != "" {
-		return cmd + " SEED=" + seed
+		return simtest.MakeCommand("replay", m.ID, r.Catalogue, m.Pkg, test, seed, "")
 	}
-	return cmd + fmt.Sprintf(" ARGS=-sim.seeds=%d", seeds)
+	return simtest.MakeCommand("replay", m.ID, r.Catalogue, m.Pkg, test, "", fmt.Sprintf("-sim.seeds=%d", seeds))
 }
 
 // overlayTestArgs are go test's arguments for m on its own overlay. A

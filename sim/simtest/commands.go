@@ -1,6 +1,9 @@
 package simtest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The commands a failure prints. Each is meant to be pasted into a shell
 // at the module's root and to reproduce exactly the printed run: the same
@@ -15,8 +18,7 @@ func (h *harness) seedCommand(seed uint64, shrink bool) string {
 	flags := h.settingFlags()
 	m := currentMutation()
 	if m.id != "" {
-		return fmt.Sprintf("make %s %sPKG=%s TEST=%s SEED=%#x ARGS=%s",
-			verb(shrink), m.makeArgs(), packagePath(), shellQuote(h.t.Name()), seed, shellQuote(flags))
+		return MakeCommand(verb(shrink), m.id, m.catalogue, packagePath(), h.t.Name(), fmt.Sprintf("%#x", seed), flags)
 	}
 	return fmt.Sprintf("go test %s%s -run %s -sim.seed=%#x %s%s -v",
 		overlayFlag(m), packagePath(), runPattern(h.seedName(seed)), seed, flags, shrinkFlag(shrink))
@@ -32,6 +34,26 @@ func (h *harness) fileCommand(path string, shrink bool) string {
 	}
 	return fmt.Sprintf("go test %s%s -run %s -sim.replay=%s%s -v",
 		overlayFlag(m), packagePath(), runPattern(h.t.Name()), shellQuote(path), shrinkFlag(shrink))
+}
+
+// MakeCommand is the make command (verb "replay" or "shrink") that flies
+// mutant (from the user's catalogue file, "" for the project's) in test of
+// pkg at seed with the test flags args; seed or args may be "". Every
+// value is quoted for a POSIX shell, so the command pastes as printed.
+func MakeCommand(verb, mutant, catalogue, pkg, test, seed, args string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "make %s MUTANT=%s", verb, shellQuote(mutant))
+	if catalogue != "" {
+		b.WriteString(" MUTANTS=" + shellQuote(catalogue))
+	}
+	fmt.Fprintf(&b, " PKG=%s TEST=%s", shellQuote(pkg), shellQuote(test))
+	if seed != "" {
+		b.WriteString(" SEED=" + shellQuote(seed))
+	}
+	if args != "" {
+		b.WriteString(" ARGS=" + shellQuote(args))
+	}
+	return b.String()
 }
 
 // seedName is the name of the subtest that runs seed.

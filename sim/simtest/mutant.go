@@ -42,19 +42,6 @@ func (m mutation) String() string {
 	return "the checkout's code"
 }
 
-// makeArgs are the make variables that select the mutant for make replay
-// and make shrink.
-func (m mutation) makeArgs() string {
-	if m.id == "" {
-		return ""
-	}
-	s := "MUTANT=" + m.id
-	if m.catalogue != "" {
-		s += " MUTANTS=" + shellQuote(m.catalogue)
-	}
-	return s + " "
-}
-
 var (
 	mutationOnce sync.Once
 	mutationNow  mutation
