@@ -73,6 +73,12 @@ type Config struct {
 	// for replay and for the exhaustive explorer.
 	RecordDecisions bool
 
+	// Selected names the events SURW samples uniformly: it is asked once
+	// about each sim object as it is made ("mutex cache-entries#3") and
+	// once about AnyObject (Yield, Sleep, Go: the database's and bus's
+	// calls yield). nil selects every operation but a task's first step.
+	Selected func(object string) bool
+
 	// Record keeps the run's full record in Result.Record (sim/record): at
 	// most MaxRecord events (0: 1<<20).
 	Record    bool

@@ -79,6 +79,7 @@ type Sim struct {
 	header  []string
 	failure *Failure
 	nextObj int32
+	objSel  []bool // by object id, whether SURW selects it (Config.Selected)
 
 	// For the exhaustive explorer: clock jumps so far, and what the current
 	// step touched outside the operation it resumed in (see touch).

@@ -25,10 +25,16 @@ func (s *Sim) newObj(kind, name string) (int32, string) {
 	// Concatenation rather than Sprintf: an exhaustive exploration builds
 	// the program's objects again in every run.
 	id := "#" + strconv.Itoa(int(s.nextObj))
+	var full string
 	if name == "" {
-		return s.nextObj, kind + id
+		full = kind + id
+	} else {
+		full = kind + " " + name + id
 	}
-	return s.nextObj, kind + " " + name + id
+	if s.objSel != nil { // SURW with a world's selection (Config.Selected)
+		s.objSel = append(s.objSel, s.cfg.Selected(full))
+	}
+	return s.nextObj, full
 }
 
 // objOrAll is the object of an operation that waits with context c: a

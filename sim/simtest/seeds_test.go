@@ -122,6 +122,8 @@ func TestReplayFileHoldsEverySettingThatShapesARun(t *testing.T) {
 		{"-sim.strategy=pct", "-sim.pct.depth=2"},
 		{"-sim.maxsteps=3"},
 		{"-sim.steptime=3ms", "-sim.strategy=pct"},
+		{"-sim.strategy=pos"},
+		{"-sim.strategy=surw"},
 	} {
 		t.Run(strings.Join(flags, "_"), func(t *testing.T) {
 			dir := t.TempDir()

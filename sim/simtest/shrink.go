@@ -70,7 +70,7 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 		return fail(err)
 	}
 	base := h.config(ps.seed)
-	strategy := func() sim.Strategy { return h.st.strategyFor(max(h.pctSteps, 1)) }
+	strategy := func() sim.Strategy { return h.st.strategyFor(max(h.pctSteps, 1), h.surw) }
 	if rf := h.st.replay; rf != nil {
 		// A replayed run's schedule is its decision list: followed where
 		// it fits the edited world, non-preemptive beyond.

@@ -167,7 +167,7 @@ func Seeds[R any](t *testing.T, opts Options, body func(s *sim.Sim) (R, error)) 
 	if !h.setup() {
 		return out
 	}
-	out.Strategy = h.st.strategyFor(max(h.pctSteps, 1)).String()
+	out.Strategy = h.st.strategyFor(max(h.pctSteps, 1), h.surw).String()
 	start := time.Now()
 	lastProgress := start
 	ahead := h.runAhead()
@@ -217,6 +217,7 @@ type harness struct {
 	st       settings
 	plan     []plannedSeed
 	pctSteps int64
+	surw     *sim.SURWProfile // SURW's estimates (profileSURW)
 	// quiesce, if set, ends every run made ahead on other goroutines and
 	// waits for them (before a shrink switches the fault under test off).
 	quiesce func()
@@ -250,6 +251,9 @@ func (h *harness) setup() bool {
 	h.pctSteps = st.pctSteps
 	if st.strategy == "pct" && h.pctSteps == 0 && st.replay == nil {
 		h.pctSteps = h.calibrate(h.plan[0].seed)
+	}
+	if st.strategy == "surw" && st.replay == nil {
+		h.surw = h.profileSURW()
 	}
 	return true
 }
@@ -382,7 +386,7 @@ func planSeeds(test, top string, st settings) ([]plannedSeed, error) {
 func (h *harness) config(seed uint64) sim.Config {
 	cfg := h.opts.Config
 	cfg.Seed = seed
-	cfg.Strategy = h.st.strategyFor(max(h.pctSteps, 1))
+	cfg.Strategy = h.st.strategyFor(max(h.pctSteps, 1), h.surw)
 	cfg.HangAfter = h.st.hangAfter(cfg.HangAfter)
 	if h.st.stepTime > 0 {
 		cfg.StepDuration = h.st.stepTime
@@ -395,6 +399,17 @@ func (h *harness) config(seed uint64) sim.Config {
 		o.ReplayChoices, o.Choices, o.Keeps = true, rf.Choices, rf.Keeps
 	}
 	return cfg
+}
+
+// profileSURW counts each task's selected events in one random-walk run,
+// SURW's estimates. It runs the test's first regular seed whatever seeds
+// the settings pick, so that -sim.seed=X reproduces a seed of the sweep.
+func (h *harness) profileSURW() *sim.SURWProfile {
+	cfg := h.config(SeedAt(h.t.Name(), 0))
+	st, profile := sim.ProfileSURW()
+	cfg.Strategy = st
+	sim.Run(cfg, func(s *sim.Sim) { _, _ = h.body(s) })
+	return profile()
 }
 
 // calibrate measures the step count of one random-walk run, the k of PCT.

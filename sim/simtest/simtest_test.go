@@ -185,6 +185,26 @@ func TestHarnessPCT(t *testing.T) {
 	assert.Regexp(t, `-sim.strategy=pct -sim.pct.depth=2 -sim.pct.steps=\d+ -v`, out)
 }
 
+// POS and SURW are named in the report and the command, and the command's
+// -sim.seed run is the very run that failed: SURW's profile comes from the
+// test's first regular seed whichever seeds a run picks.
+func TestHarnessPOSAndSURW(t *testing.T) {
+	for _, name := range []string{"pos", "surw"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := printedFailure(t, dir, "-sim.strategy="+name)
+			out, err := child(t, dir, "fail", "-sim.strategy="+name, "-sim.record=false", "-sim.out="+dir)
+			require.Error(t, err, out)
+			assert.Contains(t, out, "strategy   "+name+"\n")
+			seed := regexp.MustCompile(`-sim.strategy=` + name + ` -sim.seed=(0x[0-9a-f]+)|-sim.seed=(0x[0-9a-f]+) -sim.strategy=` + name).FindStringSubmatch(out)
+			require.NotNil(t, seed, out)
+			again, err := child(t, dir, "fail", "-sim.strategy="+name, "-sim.seed="+seed[1]+seed[2], "-sim.record=false", "-sim.out="+dir+"/again")
+			require.Error(t, err, again)
+			f.reproducedBy(t, again)
+		})
+	}
+}
+
 func TestHarnessRejectsBadFlags(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.txt"), []byte("hello\n1 2 3\n"), 0o644))
