@@ -138,9 +138,9 @@ func (r Runner) goTestWithin(ctx context.Context, limit time.Duration, out io.Wr
 	return cmd.Run()
 }
 
-// simEnv is the environment of one audit go test: seeds, no corpus
+// SimEnv is the environment of one audit go test: seeds, no corpus
 // recording, and where claim records, stats and artifacts go.
-func simEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]string {
+func SimEnv(seeds int, claimsFile, statsFile, artifacts string) map[string]string {
 	return map[string]string{
 		"WINDTUNNEL_SIM_SEEDS":  fmt.Sprint(seeds),
 		"WINDTUNNEL_SIM_RECORD": "false",
@@ -213,7 +213,7 @@ func (r Runner) startClaims(ctx context.Context, pattern string, seeds int) (*cl
 	run := func(i int) {
 		p := &parts[i]
 		p.files(filepath.Join(dir, "parts"), i)
-		env := simEnv(seeds, p.recFile, p.statsFile, artDir)
+		env := SimEnv(seeds, p.recFile, p.statsFile, artDir)
 		if seeds == 0 {
 			delete(env, "WINDTUNNEL_SIM_SEEDS")
 		}
@@ -415,7 +415,7 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, run func(run *testRun, env map[string]string) error) MutantResult {
 	res := MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: seeds}
 	statsFile := filepath.Join(dir, "stats.jsonl")
-	env := simEnv(seeds, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts"))
+	env := SimEnv(seeds, filepath.Join(dir, "claims.jsonl"), statsFile, filepath.Join(dir, "artifacts"))
 	if screen {
 		env[findings.ScreenEnv] = "1"
 	}

@@ -36,6 +36,7 @@ func mutationMain(args []string) int {
 	parallel := fs.Int("j", 2, "processes at once")
 	out := fs.String("out", "out/mutation", "output directory: mutation.json, MUTATION.md, each mutant's output")
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit per mutant's test process: a hang is a catch")
+	everyCheck := fs.Bool("every-check", false, "run every check of a mutant's families, not only those whose coverage reaches its line")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -80,20 +81,32 @@ func mutationMain(args []string) int {
 		fmt.Printf("audit mutation: %s: %d mutants generated, %d taken; %d mutations did not type-check\n", t.Dir, len(g.Mutants), len(ms), total(g.Uncompiled))
 		all = append(all, ms...)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	dir := absOut(st.root, *out)
+	unreached := map[string]bool{} // variant IDs no check reaches
+	if !*everyCheck {
+		reach, err := measureReach(ctx, st.root, dir, chosen, *seeds, *timeout, *parallel)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "audit mutation:", err)
+			return 1
+		}
+		all = selectChecks(all, reach, unreached)
+	}
 	var variants []mutants.Mutant
 	for _, m := range all {
 		for _, v := range m.Variants {
+			if unreached[v.ID] {
+				continue
+			}
 			v.Claims = familyClaims(st.cs, v.Pkg)
 			variants = append(variants, v)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	dir := absOut(st.root, *out)
 	r := audit.Runner{Root: st.root, Out: dir, Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout}
 	fmt.Printf("audit mutation: running %d mutants (%d runs over their families), %d seeds each, %d at a time\n", len(all), len(variants), *seeds, *parallel)
 	results := r.RunMutants(ctx, variants, *seeds, *parallel, true)
-	rep := judgeMutation(all, results, equivalent)
+	rep := judgeMutation(all, results, equivalent, unreached)
 	if err := writeMutation(dir, rep); err != nil {
 		fmt.Fprintln(os.Stderr, "audit mutation:", err)
 		return 1
@@ -178,6 +191,7 @@ type mutationResult struct {
 	CaughtBy   string `json:"caught_by,omitempty"`
 	Seeds      int    `json:"seeds_to_catch,omitempty"`
 	Equivalent string `json:"equivalent,omitempty"` // the argument, for a survivor argued equivalent
+	Unreached  bool   `json:"unreached,omitempty"`  // no check's runs execute its line: it survived without a run
 	Error      string `json:"error,omitempty"`
 }
 
@@ -201,7 +215,10 @@ type mutationReport struct {
 
 // judgeMutation folds the variants' results into one per mutant: caught
 // when any family caught it.
-func judgeMutation(all []mechanical.Mutant, results []audit.MutantResult, equivalent map[string]string) mutationReport {
+//
+// A mutant whose every variant is unreached (no check of its families
+// executes its line) survived without a run.
+func judgeMutation(all []mechanical.Mutant, results []audit.MutantResult, equivalent map[string]string, unreached map[string]bool) mutationReport {
 	byID := map[string]audit.MutantResult{}
 	for _, r := range results {
 		byID[r.ID] = r
@@ -209,8 +226,9 @@ func judgeMutation(all []mechanical.Mutant, results []audit.MutantResult, equiva
 	rep := mutationReport{Date: time.Now().UTC().Format("2006-01-02"), Cells: map[string]map[string]cell{}}
 	var seeds []int
 	for _, m := range all {
-		res := mutationResult{Key: m.Key, Package: m.Target.Dir, Op: m.Op, What: m.Variants[0].What, ID: m.Variants[0].ID}
+		res := mutationResult{Key: m.Key, Package: m.Target.Dir, Op: m.Op, What: m.Variants[0].What, ID: m.Variants[0].ID, Unreached: true}
 		for _, v := range m.Variants {
+			res.Unreached = res.Unreached && unreached[v.ID]
 			r := byID[v.ID]
 			switch {
 			case r.Error != "" && res.Error == "":
@@ -277,6 +295,8 @@ func printMutation(w io.Writer, rep mutationReport) {
 		switch {
 		case r.Error != "":
 			fmt.Fprintf(w, "  ERROR     %s %s: %s\n", r.Key, r.What, r.Error)
+		case !r.Caught && r.Equivalent == "" && r.Unreached:
+			fmt.Fprintf(w, "  SURVIVED  %s %s (no check executes this line)\n", r.Key, r.What)
 		case !r.Caught && r.Equivalent == "":
 			fmt.Fprintf(w, "  SURVIVED  %s %s (make replay MUTANT=%s ...)\n", r.Key, r.What, r.ID)
 		}

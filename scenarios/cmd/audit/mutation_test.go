@@ -35,7 +35,7 @@ func TestJudgeMutationFoldsFamiliesAndEquivalents(t *testing.T) {
 		{ID: "cccccccccccc-oc"},
 		{ID: "dddddddddddd-oc"},
 	}
-	rep := judgeMutation(all, results, map[string]string{"dddddddddddd": "only a test reads it"})
+	rep := judgeMutation(all, results, map[string]string{"dddddddddddd": "only a test reads it"}, nil)
 	assert.Equal(t, cell{Caught: 2}, rep.Cells["impl/x"][mechanical.OpCompare])
 	assert.Equal(t, cell{Survived: 1, Equivalent: 1}, rep.Cells["impl/x"][mechanical.OpDelete])
 	assert.Equal(t, cell{Caught: 2, Survived: 1, Equivalent: 1}, rep.Total)
