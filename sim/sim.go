@@ -30,6 +30,7 @@ type Sim struct {
 	schedSrc *rand.PCG  // the schedule's stream, used directly on the hot path
 	sched    *rand.Rand // the same stream, for everything else
 	world    *rand.Rand
+	selRand  *rand.Rand   // a select's choice among ready cases (select.go)
 	worldSrc *worldSource // world's source: the seed's, or a choice list (choices.go)
 	// insideMain counts the open Inside scopes outside every task.
 	insideMain int

@@ -20,14 +20,14 @@
 //   - No go statements (use Go).
 //   - No time.Now, time.Sleep, time.After or timers (use Now, Sleep,
 //     AfterFunc).
-//   - No sync locks, channels or select between tasks (use Mutex, RWMutex,
-//     Event, WaitGroup).
+//   - No sync locks, Go channels or select between tasks (use Mutex,
+//     RWMutex, Event, WaitGroup, Cond, Once, and the seam's Chan and Select).
 //   - No global math/rand, and no map iteration whose order affects
 //     behaviour.
 //
 // Contexts: cancellation and deadlines must run on the Runtime's clock. So
 // derive them with WithCancel, WithTimeout and WithDeadline of the Runtime,
-// never with the context package's constructors. Never block on ctx.Done():
+// never with the context package's constructors. Never block on ctx.Done() itself:
 // pass the context to an rt call (LockContext, Sleep, Wait), which returns
 // the context's error when it ends. Checking ctx.Err() is always fine.
 package rt
@@ -74,6 +74,20 @@ type Runtime interface {
 
 	// NewWaitGroup returns a counter that Wait blocks on until it is zero.
 	NewWaitGroup(name string) WaitGroup
+
+	// NewChan returns a channel with room for size values; code uses the
+	// typed NewChan[T] over it.
+	NewChan(name string, size int) AnyChan
+
+	// Select performs one ready case (see the package function Select); with
+	// block false it returns -1 when none is ready, like a default case.
+	Select(cases []Case, block bool) (chosen int, v any, ok bool)
+
+	// NewCond returns a condition variable over l.
+	NewCond(name string, l Locker) Cond
+
+	// NewOnce returns a fresh Once.
+	NewOnce(name string) Once
 
 	// WithCancel, WithDeadline and WithTimeout derive contexts whose
 	// cancellation and deadline run on this runtime's clock. The returned

@@ -2,7 +2,8 @@
 // determinism contract on code a simulated task runs. Such code has no go
 // statements, no wall clock (time.Now, Sleep, After, timers), no sync locks
 // and no sync/atomic (synchronisation the scheduler cannot see). It has no
-// channels or select between tasks, no global math/rand, and no map
+// Go channels or select between tasks (the seam's rt.Chan and rt.Select are
+// allowed), no global math/rand, and no map
 // iteration whose order matters (ranging over a map, or over maps.Keys,
 // maps.Values or maps.All). Production code (Rules.Impl) must also import
 // only the standard library and its own module's impl packages, and draw no
@@ -165,7 +166,7 @@ func scanFile(fset *token.FileSet, info *types.Info, f *ast.File, r Rules) []fou
 		path := strings.Trim(imp.Path.Value, `"`)
 		switch {
 		case path == "sync":
-			add("sync", imp, "sync locks block real threads; use rt.Mutex, rt.RWMutex, rt.Event, rt.WaitGroup")
+			add("sync", imp, "sync locks block real threads; use rt.Mutex, rt.RWMutex, rt.Event, rt.WaitGroup, rt.Cond, rt.Once")
 		case path == "sync/atomic" && !ann.allowAtomic:
 			add("sync/atomic", imp, "atomics synchronise behind the scheduler's back; share state under an rt lock (or mark a package whose atomics synchronise nothing //windtunnel:allow sync/atomic <why>)")
 		case r.Impl && (path == "math/rand" || path == "math/rand/v2"):
@@ -200,15 +201,15 @@ func scanFile(fset *token.FileSet, info *types.Info, f *ast.File, r Rules) []fou
 				}
 			}
 		case *ast.ChanType:
-			add("channel", n, "channels between tasks block the scheduler; use rt primitives")
+			add("channel", n, "Go channels between tasks block the scheduler; use the seam's rt.Chan")
 		case *ast.SendStmt:
-			add("channel", n, "channel send")
+			add("channel", n, "channel send; use rt.Chan.Send")
 		case *ast.UnaryExpr:
 			if n.Op == token.ARROW {
-				add("channel", n, "channel receive")
+				add("channel", n, "channel receive; use rt.Chan.Recv")
 			}
 		case *ast.SelectStmt:
-			add("select", n, "select blocks the scheduler; use rt primitives with a context")
+			add("select", n, "select blocks the scheduler; use rt.Select (rt.DoneCase for a context)")
 		case *ast.RangeStmt:
 			if ann.unordered[line(n)] {
 				break

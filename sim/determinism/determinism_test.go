@@ -39,3 +39,11 @@ func TestExcludedPackagesAreSkipped(t *testing.T) {
 func TestAnalyzer(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), Analyzer, "a")
 }
+
+// TestSeamChannelsAreAllowed: code on the seam's channels, select, Cond and
+// Once breaks no rule.
+func TestSeamChannelsAreAllowed(t *testing.T) {
+	vs, err := Scan(".", Rules{Impl: true, Module: "github.com/windtunnel/windtunnel"}, "./testdata/seam")
+	require.NoError(t, err)
+	assert.Empty(t, vs)
+}

@@ -52,6 +52,7 @@ func Run(t *testing.T, env Env) {
 		{"AfterFuncAndStop", afterFuncAndStop},
 		{"ContextDeadlineOnRuntimeClock", contextDeadline},
 	}
+	tests = append(tests, chanTests...)
 	for _, tc := range tests {
 		t.Run(env.Name+"/"+tc.name, func(t *testing.T) {
 			env.Run(t, func(r rt.Runtime) { tc.f(t, env, r) })
