@@ -40,6 +40,22 @@ type Config struct {
 	// MaxMessages bounds the messages published on the bus (0:
 	// DefaultMaxMessages); the run fails past it.
 	MaxMessages int
+	// PublishHook, if set, may fail, slow down or cancel particular
+	// publishes (a Redis PUBLISH that errors or stalls). See PublishFault.
+	PublishHook func(from string) PublishFault
+}
+
+// PublishFault is what a PublishHook decides for one publish, once the
+// message reaches the server. Before runs first, at that instant (it may
+// cancel the publisher's context or start other tasks). Latency is then
+// spent before the message is sent, and a context that ends meanwhile fails
+// the publish with its error. Err fails it after that. A failed publish
+// sends nothing. Each is an injected fault a shrinker may drop
+// (sim.Keep(sim.KeepFault)).
+type PublishFault struct {
+	Err     error
+	Latency time.Duration
+	Before  func()
 }
 
 // Validate reports the first problem with c, or nil.
@@ -150,6 +166,9 @@ func (b *Bus[M]) Publish(ctx context.Context, from string, m M) error {
 		return ErrClosed
 	}
 	s.Yield() // the message travels to the server: others may publish first
+	if err := b.publishFault(ctx, from); err != nil {
+		return err
+	}
 	if b.closed {
 		return ErrClosed
 	}
@@ -171,6 +190,36 @@ func (b *Bus[M]) Publish(ctx context.Context, from string, m M) error {
 		}
 	}
 	in.End()
+	return nil
+}
+
+// publishFault applies the PublishHook's fault to one publish.
+func (b *Bus[M]) publishFault(ctx context.Context, from string) error {
+	if b.cfg.PublishHook == nil {
+		return nil
+	}
+	s := b.s
+	f := b.cfg.PublishHook(from)
+	if f.Before != nil {
+		f.Before()
+	}
+	if f.Latency > 0 && s.Keep(sim.KeepFault) {
+		if s.Recording() {
+			s.Injected("publish from %s: the hook stalls it %v", from, f.Latency)
+		}
+		if err := s.Sleep(ctx, f.Latency); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.Err != nil && s.Keep(sim.KeepFault) {
+		if s.Recording() {
+			s.Injected("publish from %s: fails: %v", from, f.Err)
+		}
+		return f.Err
+	}
 	return nil
 }
 

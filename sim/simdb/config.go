@@ -74,6 +74,13 @@ type Config struct {
 	Statements []string
 	// Hook, if set, may fail or slow down particular statements.
 	Hook Hook
+	// AcquireHook, if set, may fail, slow down or cancel particular
+	// checkouts. It sees each Acquire once the request reaches the pool,
+	// as a Statement named AcquireStatement; a Fixed latency is spent
+	// before the checkout (a slow pool), an Err fails it after that, and
+	// AfterSnapshot runs first, at the same instant (it may cancel the
+	// caller's context).
+	AcquireHook Hook
 	// MaxWaiters bounds the queue of Acquire calls waiting for a
 	// connection (0: DefaultMaxWaiters); past it Acquire fails with
 	// ErrPoolQueueFull instead of queueing without limit.
@@ -147,6 +154,9 @@ func (c Config) String() string {
 	s := fmt.Sprintf("db pool=%d latency=%v read_errors=%s write_errors=%s", pool, c.Latency, pct(c.ReadErrorProb), pct(c.WriteErrorProb))
 	if c.Hook != nil {
 		s += " hook=on"
+	}
+	if c.AcquireHook != nil {
+		s += " acquire_hook=on"
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // Conn is one checkout of a pooled connection. It is used by one task at a
@@ -41,6 +42,9 @@ func (db *DB[S]) Acquire(ctx context.Context) (*Conn[S], error) {
 		return nil, fmt.Errorf("simdb: acquire: %w", err)
 	}
 	s.Yield() // the request travels to the pool: others may get there first
+	if err := db.acquireFault(ctx); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		db.m.acquireCanceled.Inc()
 		return nil, fmt.Errorf("simdb: acquire: %w", err)
@@ -71,6 +75,41 @@ func (db *DB[S]) Acquire(ctx context.Context) (*Conn[S], error) {
 	}
 	s.Tracef("simdb acquire gave up after %v queued: %v", s.Now().Sub(w.since), err)
 	return nil, fmt.Errorf("simdb: acquire: %w", err)
+}
+
+// AcquireStatement is the name an AcquireHook sees for a checkout.
+const AcquireStatement = "acquire"
+
+// acquireFault applies the AcquireHook's fault to one checkout: its
+// AfterSnapshot at once, its Fixed latency (ctx-aware), then its Err. Like a
+// statement's faults, an injected one is optional to a shrinker
+// (sim.Keep(sim.KeepFault)) unless Required.
+func (db *DB[S]) acquireFault(ctx context.Context) error {
+	if db.cfg.AcquireHook == nil {
+		return nil
+	}
+	s := db.s
+	f := db.cfg.AcquireHook(Statement{Name: AcquireStatement, At: s.Now()})
+	if f.AfterSnapshot != nil {
+		f.AfterSnapshot()
+	}
+	if f.Fixed && f.Latency > 0 && (f.Required || s.Keep(sim.KeepFault)) {
+		if s.Recording() {
+			s.Injected("acquire: the hook makes it wait %v", f.Latency)
+		}
+		if err := s.Sleep(ctx, f.Latency); err != nil {
+			db.m.acquireCanceled.Inc()
+			return fmt.Errorf("simdb: acquire: %w", err)
+		}
+	}
+	if f.Err != nil && (f.Required || s.Keep(sim.KeepFault)) {
+		db.m.injected.With(SourceHook).Inc()
+		if s.Recording() {
+			s.Injected("acquire: fails (hook): %v", f.Err)
+		}
+		return f.Err
+	}
+	return nil
 }
 
 func (db *DB[S]) checkout(id int, since, at time.Time) *Conn[S] {
