@@ -13,6 +13,7 @@
 //	MS-6   fault_test.go       a lock-wait timeout is an authoritative point check, counted
 //	MS-6   cancelwait_test.go  a request cancelled while it waits is no timeout: its deadline's error, nothing counted
 //	MS-7   fault_test.go       failures propagate; cancellation releases the user lock
+//	MS-7   flows_test.go       every check flow x database call (pods.Flows) under an error, a cancellation and a slow answer: answers and every counter
 //	MS-8   budget_test.go      the retained weight stays within 64 MiB, measured from outside
 //	MS-8   evictmany_test.go   one maximum-size load into a full cache of smaller snapshots evicts as many as it must
 //	MS-9   invalidate_test.go  invalidations drop exactly the user's or community's entries; channel_id kept
