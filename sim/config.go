@@ -65,6 +65,14 @@ type Config struct {
 	// report traceable to a modelled cause.
 	StepDuration time.Duration
 
+	// LeakCheck keeps the run going when main returns, until no task can
+	// run and no timer is pending, and fails it (FailLeak) when tasks are
+	// left blocked forever: the goroutine-leak oracle. LeakSettle bounds that
+	// phase in virtual time (0: 1m); tasks still blocked then, outside a
+	// Sleep, are reported too.
+	LeakCheck  bool
+	LeakSettle time.Duration
+
 	// TraceTail is how many trace events a failure report shows (0: 64).
 	TraceTail int
 	// TraceOut, if set, receives every trace event, one per line.
@@ -136,6 +144,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HangAfter == 0 {
 		c.HangAfter = protocol.DefaultHangAfter
+	}
+	if c.LeakSettle < 0 {
+		return c, fmt.Errorf("sim: LeakSettle must not be negative, got %v", c.LeakSettle)
+	}
+	if c.LeakSettle == 0 {
+		c.LeakSettle = defaultLeakSettle
 	}
 	if c.TraceTail == 0 {
 		c.TraceTail = defaultTraceTail

@@ -3,10 +3,12 @@ package sim
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 	"github.com/windtunnel/windtunnel/sim/record"
 )
@@ -105,11 +107,16 @@ var simDir = func() string {
 	return filepath.Dir(file)
 }()
 
+// rtPkg is the seam's package path: its typed wrappers (rt.Chan) and its
+// shim for translated code (rt/rtgo) are never where user code waits.
+var rtPkg = reflect.TypeFor[rt.Case]().PkgPath()
+
 // waitSite finds the first frame of a goroutine stack that is not the
-// simulator, the runtime or iter: the line of user code that waits.
+// simulator, the seam, the runtime or iter: the line of user code that waits.
 func waitSite(stack string) string {
 	return userFrame(stack, func(fn string) bool {
-		return strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "iter.") || strings.HasPrefix(fn, "panic(")
+		return strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "iter.") || strings.HasPrefix(fn, "panic(") ||
+			strings.HasPrefix(fn, rtPkg+".") || strings.HasPrefix(fn, rtPkg+"/rtgo.")
 	})
 }
 

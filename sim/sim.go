@@ -105,6 +105,8 @@ type Sim struct {
 	preemptSteps []int64 // when RecordDecisions
 	last         *task   // the task of the previous step
 	rec          *recorder
+
+	leak leakState // the leak check's settle phase (leak.go)
 }
 
 // killSignal unwinds a task's stack when the run ends before the task does.
@@ -267,13 +269,20 @@ const needLoop = -2
 // when no task can run; -1 when the run is over (main returned, a failure, a
 // limit, a replay divergence or an explorer cut-off).
 func (s *Sim) decide(onTask bool) int {
-	for s.failure == nil && s.root.state != taskDone {
+	for s.failure == nil && (s.root.state != taskDone || s.settling()) {
+		if s.leak.started && s.settleOver() {
+			if onTask {
+				return needLoop
+			}
+			s.failLeak(s.cutOffWhy())
+			continue
+		}
 		if len(s.runnable) == 0 {
 			if s.timers.first() == nil {
 				if onTask {
 					return needLoop
 				}
-				s.failDeadlock()
+				s.stuck()
 				continue
 			}
 			s.advanceToNextTimer()
