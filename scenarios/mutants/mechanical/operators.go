@@ -19,23 +19,35 @@ type edit struct {
 
 // Operators, in the order the efficacy table lists them.
 const (
-	OpCompare = "compare"  // < <= > >= == != changed
+	OpCompare = "compare"  // < <= > >= == != to its neighbour or its negation
 	OpBoolean = "boolean"  // && || swapped, ! removed
-	OpArith   = "arith"    // + - swapped, x±1 to x
+	OpArith   = "arith"    // + - and * / swapped, % to *, x±1 to x, ++ and -- swapped
 	OpSlice   = "slice"    // a slice bound moved by one
 	OpDelete  = "delete"   // a call, assignment or increment deleted
 	OpBranch  = "branch"   // if/else bodies swapped, a lone condition negated
 	OpReturn  = "return"   // an early return removed
 	OpConst   = "constant" // a literal ±1 or ×1.01
+	OpLoop    = "loop"     // break and continue swapped
 )
 
 // Ops lists every operator.
-var Ops = []string{OpCompare, OpBoolean, OpArith, OpSlice, OpDelete, OpBranch, OpReturn, OpConst}
+var Ops = []string{OpCompare, OpBoolean, OpArith, OpSlice, OpDelete, OpBranch, OpReturn, OpConst, OpLoop}
 
-var compareSwaps = map[token.Token]token.Token{
-	token.LSS: token.LEQ, token.LEQ: token.LSS, token.GTR: token.GEQ, token.GEQ: token.GTR,
-	token.EQL: token.NEQ, token.NEQ: token.EQL,
-}
+// compareSwaps moves a comparison to its boundary neighbour (an off-by-one)
+// and compareNegations to its opposite (a condition turned around); == and
+// != are each other's both.
+var (
+	compareSwaps = map[token.Token]token.Token{
+		token.LSS: token.LEQ, token.LEQ: token.LSS, token.GTR: token.GEQ, token.GEQ: token.GTR,
+		token.EQL: token.NEQ, token.NEQ: token.EQL,
+	}
+	compareNegations = map[token.Token]token.Token{
+		token.LSS: token.GEQ, token.LEQ: token.GTR, token.GTR: token.LEQ, token.GEQ: token.LSS,
+	}
+	arithSwaps = map[token.Token]token.Token{
+		token.ADD: token.SUB, token.SUB: token.ADD, token.MUL: token.QUO, token.QUO: token.MUL, token.REM: token.MUL,
+	}
+)
 
 // edits lists every mutation of one parsed file. src is the file's source,
 // off converts a position to a byte offset in it.
@@ -52,21 +64,36 @@ func edits(f *ast.File, src []byte, off func(token.Pos) int) []edit {
 			return n.Tok == token.CONST || n.Tok == token.VAR
 		case *ast.BinaryExpr:
 			x, y := text(n.X), text(n.Y)
-			if to, ok := compareSwaps[n.Op]; ok {
-				add(OpCompare, n, x+" "+to.String()+" "+y, fmt.Sprintf("%s → %s", n.Op, to))
+			for _, table := range []map[token.Token]token.Token{compareSwaps, compareNegations} {
+				if to, ok := table[n.Op]; ok {
+					add(OpCompare, n, x+" "+to.String()+" "+y, fmt.Sprintf("%s → %s", n.Op, to))
+				}
 			}
 			switch n.Op {
 			case token.LAND:
 				add(OpBoolean, n, x+" || "+y, "&& → ||")
 			case token.LOR:
 				add(OpBoolean, n, x+" && "+y, "|| → &&")
-			case token.ADD, token.SUB:
-				if isOne(n.Y) {
+			case token.ADD, token.SUB, token.MUL, token.QUO, token.REM:
+				if (n.Op == token.ADD || n.Op == token.SUB) && isOne(n.Y) {
 					add(OpArith, n, x, fmt.Sprintf("%s %s 1 → %s", x, n.Op, x))
 				} else if !isString(n) {
-					flip := map[token.Token]token.Token{token.ADD: token.SUB, token.SUB: token.ADD}[n.Op]
+					flip := arithSwaps[n.Op]
 					add(OpArith, n, x+" "+flip.String()+" "+y, fmt.Sprintf("%s → %s", n.Op, flip))
 				}
+			}
+		case *ast.IncDecStmt:
+			flip := map[token.Token]token.Token{token.INC: token.DEC, token.DEC: token.INC}[n.Tok]
+			add(OpArith, n, text(n.X)+flip.String(), fmt.Sprintf("%s → %s", n.Tok, flip))
+		case *ast.BranchStmt:
+			// A labelled break or continue keeps its label: only the kind
+			// of jump changes.
+			if to, ok := map[token.Token]token.Token{token.BREAK: token.CONTINUE, token.CONTINUE: token.BREAK}[n.Tok]; ok {
+				repl := to.String()
+				if n.Label != nil {
+					repl += " " + n.Label.Name
+				}
+				add(OpLoop, n, repl, fmt.Sprintf("%s → %s", n.Tok, to))
 			}
 		case *ast.UnaryExpr:
 			if n.Op == token.NOT {
