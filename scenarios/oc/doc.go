@@ -12,6 +12,7 @@
 //	OC-3   window_test.go     the window is real: a new reader is granted a revoked channel up to the bound
 //	OC-4   racedfill_test.go  a fill that raced a drop on one pod is still < 1 s stale (churn, race, and a proof)
 //	OC-5   scope_test.go      invalidations drop exactly the halves they concern
+//	OC-5   writerpod_test.go  the writing pod's own lookups see its write before its invalidation comes back (or never does); relay counters
 //	OC-6   debt_test.go       the documented unfenced member half: porcupine finds it
 //	OC-7   member_test.go     member grants keep the 10 s window (churn, race, lost membership)
 //	OC-8   load_test.go       a cold burst reads ~20x fewer rows than union-per-reader

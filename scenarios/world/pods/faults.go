@@ -21,6 +21,9 @@ const (
 	FaultError  FaultKind = "error"  // the call fails with an error of its own
 	FaultCancel FaultKind = "cancel" // the caller's context is cancelled during the call
 	FaultSlow   FaultKind = "slow"   // the call answers, late
+	// FaultNone arms nothing but the arm's OnFire: a check that acts at a
+	// call's start without changing it.
+	FaultNone FaultKind = "none"
 )
 
 // FaultKinds is every kind each cell of Flows is flown with.
@@ -55,6 +58,9 @@ type Arm struct {
 	// context for a FaultCancel.
 	Slow   time.Duration
 	Cancel context.CancelFunc
+	// OnFire, if set, runs when the arm fires, at the call's start, inside
+	// the hook: it must not block (it may start a task).
+	OnFire func()
 
 	seen  int
 	fired bool
@@ -95,6 +101,8 @@ func (in *Injector) Wire(cfg *Config) {
 			return simbus.PublishFault{}
 		}
 		switch a.Kind {
+		case FaultNone:
+			return simbus.PublishFault{}
 		case FaultError:
 			return simbus.PublishFault{Err: a.err()}
 		case FaultCancel:
@@ -119,6 +127,9 @@ func (in *Injector) match(call string) *Arm {
 			a.fired = true
 			hit = a
 			in.s.Tracef("pods: injecting %s on %s #%d", a.Kind, call, a.Nth)
+			if a.OnFire != nil {
+				a.OnFire()
+			}
 		}
 	}
 	return hit
@@ -132,6 +143,8 @@ func (in *Injector) dbFault(call string) simdb.Fault {
 		return simdb.Fault{}
 	}
 	switch a.Kind {
+	case FaultNone:
+		return simdb.Fault{}
 	case FaultError:
 		return simdb.Fault{Err: a.err(), Required: true}
 	case FaultCancel:

@@ -29,6 +29,10 @@ type Pod struct {
 	// BadMessages counts invalidations that failed to decode (and changed
 	// nothing).
 	BadMessages int
+	// Delivered and Undecodable count what the bus handed the pod, decoded
+	// by the world itself: the account the relay's received and malformed
+	// counters are compared with.
+	Delivered, Undecodable int
 
 	w *World
 }
@@ -97,6 +101,11 @@ func (p *Pod) Restart() error {
 // handle receives one invalidation from the bus; a malformed one changes
 // nothing.
 func (p *Pod) handle(b []byte) {
+	if _, err := authz.DecodeMessage(b); err != nil {
+		p.Undecodable++
+	} else {
+		p.Delivered++
+	}
 	if err := p.Relay.Receive(b); err != nil {
 		p.BadMessages++
 		p.w.S.Tracef("%s dropped a malformed invalidation: %v", p.Name, err)
