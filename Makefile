@@ -13,6 +13,10 @@ SHRINK_MORE  ?= 2000
 SHRINK_WALL  ?= 40s
 MUTATION_SAMPLE ?= 0
 MUTATION_SEEDS  ?= 20
+BUGBENCH_SEEDS   ?= 2000
+BUGBENCH_WALL    ?= 60s
+BUGBENCH_MUTANTS ?=
+BUGBENCH_RACE    ?= true
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FAMILIES     := ./scenarios/oc ./scenarios/ms ./scenarios/dr ./scenarios/tw ./scenarios/lf
 STATIC       := ./impl ./sim/determinism
@@ -21,7 +25,7 @@ AUDIT        := $(GO) run ./scenarios/cmd/audit
 RUN_ARGS     := -out "$(OUT)" -file "$(FILE)" -pkg "$(PKG)" -test "$(TEST)" -seed "$(SEED)" -strategy "$(STRATEGY)" -mutant "$(MUTANT)" -mutants "$(MUTANTS)" -args "$(ARGS)"
 
 .PHONY: test sim vet unit docs race race-families integration browser-test determinism fuzz audit audit-quick \
-	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench lint
+	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench bugbench lint
 
 ## test: every stage CI runs, through scripts/test-stages.sh (vet; the service, docs and fuzz stages beside unit and race; audit-quick)
 test:
@@ -112,6 +116,10 @@ shrink:
 ## bench: every benchmark, with memory statistics
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bugbench: time to catch each benchmarked mutant under random, pct, pos, surw, stress (-race) and synctest; writes OUT/bugbench.md
+bugbench:
+	$(GO) run ./scenarios/cmd/bugbench -seeds $(BUGBENCH_SEEDS) -wall $(BUGBENCH_WALL) -mutants '$(BUGBENCH_MUTANTS)' -race=$(BUGBENCH_RACE) -out $(OUT)/bugbench.md
 
 ## lint: gofmt, go vet and staticcheck
 lint:

@@ -62,6 +62,7 @@ var specials = map[string]special{
 	"make audit":         {tiny: "make audit AUDIT_SEEDS=20 MUTANT_SEEDS=10 RUN='^TestOC2_' ONLY=oc-no-age-check"},
 	"make race-families": {tiny: "make race-families FAMILIES=./scenarios/lf"},
 	"make determinism":   {tiny: "make determinism FAMILIES=./scenarios/lf"},
+	"make bugbench":      {tiny: "make bugbench BUGBENCH_SEEDS=100 BUGBENCH_WALL=200ms BUGBENCH_MUTANTS=ms-publish-unconditionally BUGBENCH_RACE=false"},
 	// Needs a Slurm cluster: make test's stage starts one and runs a sweep.
 	"make sweep-slurm SEEDS=1000 SHARDS=16": {stage: "sweep-slurm-test"},
 	"make test":                             {self: true},

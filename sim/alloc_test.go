@@ -42,6 +42,14 @@ func TestCommonPathsDoNotAllocate(t *testing.T) {
 			mu := s.NewMutex("m")
 			return func() { mu.Lock(); mu.Unlock() }
 		}},
+		{"Lock+Unlock/contended/pos", POS, 4, func(s *Sim) func() {
+			mu := s.NewMutex("m")
+			return func() { mu.Lock(); mu.Unlock() }
+		}},
+		{"Lock+Unlock/contended/surw", func() Strategy { return SURW(nil) }, 4, func(s *Sim) func() {
+			mu := s.NewMutex("m")
+			return func() { mu.Lock(); mu.Unlock() }
+		}},
 		{"TryLock", RandomWalk, 2, func(s *Sim) func() {
 			mu := s.NewMutex("m")
 			return func() {

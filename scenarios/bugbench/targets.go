@@ -1,0 +1,44 @@
+package bugbench
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/windtunnel/windtunnel/scenarios/mutants"
+)
+
+// benchmarked maps each mutant the benchmark measures to the workload
+// whose checker catches it on both runtimes.
+var benchmarked = map[string]*Workload{
+	"ms-publish-unconditionally":         MembershipFence,
+	"ms-community-inval-spares-loading":  MembershipFence,
+	"ms-fence-accepts-any-loading-entry": MembershipFence,
+}
+
+// Targets lists the catalogue's logic mutants (not Race, not tolerance, not
+// lock mutants), in catalogue order: each benchmarked one with its
+// workload, every other with the reason it is not.
+func Targets() []Target {
+	var ts []Target
+	for _, m := range mutants.All() {
+		if m.Race {
+			continue
+		}
+		if w, ok := benchmarked[m.ID]; ok {
+			ts = append(ts, Target{Mutant: m.ID, Workload: w})
+			continue
+		}
+		ts = append(ts, Target{Mutant: m.ID, Reason: fmt.Sprintf("no workload on real goroutines yet: its checks (%s %s) fly a simulated world (simdb, simbus or virtual time)", m.Pkg, m.Tests)})
+	}
+	return ts
+}
+
+// Lookup is the target of one mutant ID.
+func Lookup(id string) (Target, bool) {
+	ts := Targets()
+	i := slices.IndexFunc(ts, func(t Target) bool { return t.Mutant == id })
+	if i < 0 {
+		return Target{}, false
+	}
+	return ts[i], true
+}
