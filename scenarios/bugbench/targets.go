@@ -13,6 +13,7 @@ var benchmarked = map[string]*Workload{
 	"ms-publish-unconditionally":         MembershipFence,
 	"ms-community-inval-spares-loading":  MembershipFence,
 	"ms-fence-accepts-any-loading-entry": MembershipFence,
+	"ms-no-recheck-after-lock":           MembershipCold,
 }
 
 // Targets lists the catalogue's logic mutants (not Race, not tolerance, not
