@@ -1,0 +1,78 @@
+// Package kitchen uses every construct the translator maps, for its tests.
+package kitchen
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+type pool struct {
+	sync.Mutex
+	rw    sync.RWMutex
+	wg    sync.WaitGroup
+	once  sync.Once
+	cond  *sync.Cond
+	jobs  chan int
+	out   chan<- int
+	ready int
+}
+
+// Run hands n jobs to workers over channels and returns their sum.
+func Run(n int) int {
+	p := &pool{jobs: make(chan int, 2)}
+	p.cond = sync.NewCond(&p.Mutex)
+	results := make(chan int)
+	p.out = results
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := 0; i < 2; i++ {
+		p.wg.Add(1)
+		go p.work(ctx, i)
+	}
+	go func() {
+		for i := 1; i <= n; i++ {
+			p.jobs <- i
+		}
+		close(p.jobs)
+	}()
+	go func() { p.wg.Wait(); close(results) }()
+	sum := 0
+	for v := range results {
+		sum += v
+	}
+	timer := time.NewTimer(time.Millisecond)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return sum
+}
+
+func (p *pool) work(ctx context.Context, id int) {
+	defer p.wg.Done()
+	p.once.Do(func() { runtime.Gosched() })
+	for {
+		select {
+		case v, ok := <-p.jobs:
+			if !ok {
+				return
+			}
+			p.rw.RLock()
+			p.out <- v
+			p.rw.RUnlock()
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+			return
+		}
+	}
+}
+
+// Leak starts a goroutine that waits forever on a channel nobody sends to.
+func Leak() {
+	ch := make(chan struct{})
+	go func() { <-ch }()
+	time.Sleep(time.Millisecond)
+}

@@ -1,0 +1,77 @@
+package translate_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/impl/rt/rtgo"
+	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/translate"
+	"github.com/windtunnel/windtunnel/translate/internal/kitchen"
+)
+
+// The committed translation of testdata/kitchen is what the translator
+// makes of it today (regenerate: go run ./translate/cmd/wttranslate
+// translate/testdata/kitchen translate/internal/kitchen).
+func TestKitchenTranslationIsCurrent(t *testing.T) {
+	files, err := translate.Dir("testdata/kitchen", translate.Options{})
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	require.Empty(t, files[0].Issues)
+	want, err := os.ReadFile("internal/kitchen/kitchen.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(files[0].Src))
+}
+
+// The translated kitchen computes under the simulator what the original
+// computes, on every seed, and leaves no task blocked.
+func TestKitchenFlies(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		var sum int
+		res := sim.Run(sim.Config{Seed: seed, LeakCheck: true}, func(s *sim.Sim) {
+			rtgo.Use(s)
+			sum = kitchen.Run(10)
+		})
+		require.NoError(t, res.Err, "seed %d", seed)
+		assert.Equal(t, 55, sum, "seed %d", seed)
+	}
+	rtgo.Use(nil)
+	assert.Equal(t, 55, kitchen.Run(10), "the same code on real goroutines once nothing is bound")
+}
+
+// A goroutine the translated code leaks is reported by the leak oracle,
+// named after its go statement, with its wait and its line.
+func TestKitchenLeakIsFound(t *testing.T) {
+	res := sim.Run(sim.Config{Seed: 1, LeakCheck: true}, func(s *sim.Sim) {
+		rtgo.Use(s)
+		kitchen.Leak()
+	})
+	f := res.Failure()
+	require.NotNil(t, f)
+	assert.Equal(t, sim.FailLeak, f.Kind)
+	require.Len(t, f.Blocked, 1)
+	assert.Equal(t, "kitchen.go:76", f.Blocked[0].Name)
+	assert.Contains(t, f.Blocked[0].Wait, "chan receive")
+	assert.Contains(t, f.Blocked[0].Site, "kitchen/kitchen.go:")
+}
+
+// What the translator cannot take is listed with file:line and the
+// construct, and the file is not produced.
+func TestUntranslatableIsReported(t *testing.T) {
+	files, err := translate.Dir("testdata/bad", translate.Options{})
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	assert.Nil(t, files[0].Src)
+	var got []string
+	for _, is := range files[0].Issues {
+		got = append(got, is.String())
+	}
+	assert.Equal(t, []string{
+		"bad.go:11: ctx.Done() used as a channel value (only <-ctx.Done() and select cases on it translate)",
+		"bad.go:13: net.Dial (package net is outside what the translator maps onto the seam)",
+		"bad.go:14: uintptr(unsafe.Pointer(...)): behaviour that depends on memory addresses is not deterministic",
+	}, got)
+}
