@@ -29,8 +29,9 @@ type Attempt struct {
 	// After the first catch the approach goes on to its caps, for a rate
 	// that one lucky or unlucky first catch does not show: Failing of
 	// Tried runs caught the mutant.
-	Tried   int `json:"tried"`
-	Failing int `json:"failing"`
+	Tried   int           `json:"tried"`
+	Failing int           `json:"failing"`
+	Spent   time.Duration `json:"spent_ns"` // wall time of all Tried runs
 }
 
 // Rate is the share of runs that caught the mutant.
@@ -97,8 +98,9 @@ func Windtunnel(w *bugbench.Workload, mutant, strategy string, caps Caps) Attemp
 			a.Failure, a.Note = failureText(res.Err), fmt.Sprintf("seed %#x", seed)
 		}
 	}
+	a.Spent = time.Since(start)
 	if !a.Caught {
-		a.Runs, a.Wall = a.Tried, time.Since(start)
+		a.Runs, a.Wall = a.Tried, a.Spent
 		if a.Note == "" {
 			a.Note = fmt.Sprintf("seed cap of %d", caps.Seeds)
 		}
@@ -129,8 +131,9 @@ func repeat(mutant, approach string, caps Caps, try func() error) Attempt {
 			a.Caught, a.Runs, a.Wall, a.Failure = true, a.Tried, time.Since(start), failureText(err)
 		}
 	}
+	a.Spent = time.Since(start)
 	if !a.Caught {
-		a.Runs, a.Wall = a.Tried, time.Since(start)
+		a.Runs, a.Wall = a.Tried, a.Spent
 		a.Note = fmt.Sprintf("wall-clock cap of %v", caps.Wall)
 	}
 	return a

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
 )
 
@@ -34,6 +35,10 @@ func TestBugBenchDriver(t *testing.T) {
 		t.Fatalf("bugbench: %s=%q is not a benchmarked mutant", mutants.MutantEnv, id)
 	}
 	caps := Caps{Seeds: *flagSeeds, Wall: *flagWall}
+	// One untimed run first, in a simulation and on real goroutines, so
+	// that the first approach timed does not pay for the process's warm-up.
+	Windtunnel(tg.Workload, id, "random", Caps{Seeds: 1, Wall: time.Minute})
+	_ = tg.Workload.Run(rt.Real())
 	for _, ap := range strings.Split(*flagApproaches, ",") {
 		var a Attempt
 		switch ap {

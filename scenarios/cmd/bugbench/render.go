@@ -69,16 +69,18 @@ func familyOf(reason string) string {
 }
 
 // Summary is one row per approach: mutants caught, median and worst wall
-// time to catch (a mutant not caught counts as past the cap), median runs,
-// and the ratio of the best peer's median time to this approach's.
+// time to catch (a mutant not caught counts as past the cap), median runs
+// to the first catch and per catch, and the ratio of the best peer's
+// median time to this approach's.
 func (r Report) Summary(approaches []string) string {
 	var b strings.Builder
 	n := r.mutants()
 	fmt.Fprintf(&b, "### Summary over %d mutants\n\n", n)
-	b.WriteString("| approach | caught | median wall to catch | worst wall to catch | median runs to catch | best peer's median ÷ this median |\n|---|---|---|---|---|---|\n")
-	peer := math.Inf(1)
+	b.WriteString("| approach | caught | median wall to catch | worst wall to catch | median runs to catch | median runs per catch | median wall per catch | best peer's median ÷ this median: to catch, per catch |\n|---|---|---|---|---|---|---|---|\n")
+	peer, peerPer := math.Inf(1), math.Inf(1)
 	for _, p := range Peers {
 		peer = min(peer, r.median(p, wallOf))
+		peerPer = min(peerPer, r.median(p, wallPerCatch))
 	}
 	for _, ap := range approaches {
 		caught := 0
@@ -88,7 +90,9 @@ func (r Report) Summary(approaches []string) string {
 			}
 		}
 		med, worst := r.median(ap, wallOf), r.worst(ap)
-		fmt.Fprintf(&b, "| %s | %d of %d | %s | %s | %s | %s |\n", ap, caught, n, seconds(med, r.Caps.Wall), seconds(worst, r.Caps.Wall), count(r.median(ap, runsOf)), ratio(peer, med, r.Caps.Wall))
+		per := r.median(ap, wallPerCatch)
+		fmt.Fprintf(&b, "| %s | %d of %d | %s | %s | %s | %s | %s | %s, %s |\n", ap, caught, n, seconds(med, r.Caps.Wall), seconds(worst, r.Caps.Wall),
+			count(r.median(ap, runsOf)), count(r.median(ap, perCatch)), seconds(per, r.Caps.Wall), ratio(peer, med, r.Caps.Wall), ratio(peerPer, per, r.Caps.Wall))
 	}
 	return b.String()
 }
@@ -103,6 +107,13 @@ func (r Report) mutants() int {
 
 func wallOf(a Attempt) float64 { return a.Wall.Seconds() }
 func runsOf(a Attempt) float64 { return float64(a.Runs) }
+
+// perCatch is the runs an approach spent per catch over all its runs, the
+// mean runs to catch that its rate implies: steadier than the first catch.
+func perCatch(a Attempt) float64 { return float64(a.Tried) / float64(a.Failing) }
+
+// wallPerCatch is the wall time an approach spent per catch.
+func wallPerCatch(a Attempt) float64 { return a.Spent.Seconds() / float64(a.Failing) }
 
 // median of f over the approach's attempts, +Inf for one that did not
 // catch its mutant (past its cap).
@@ -162,7 +173,7 @@ func count(x float64) string {
 	case math.IsInf(x, 1):
 		return "not caught"
 	}
-	return fmt.Sprintf("%g", x)
+	return fmt.Sprintf("%.4g", x)
 }
 
 // ratio is peer/med; a peer that did not catch counts at the cap, which
