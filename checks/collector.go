@@ -192,7 +192,7 @@ func checkOps(r *CollectorReport, h *CollectorHistory, lim CollectorLimits) *opI
 	var drains []int
 	reads := map[int64][]int{}
 	for i, op := range ops {
-		if op.Err != nil {
+		if op.Err != nil && !op.Refused {
 			continue
 		}
 		switch op.Kind {
@@ -451,6 +451,9 @@ func replay(r *CollectorReport, h *CollectorHistory, claimedBy []int, owner map[
 			op := ops[j-1]
 			switch op.Kind {
 			case CollectorRecord:
+				if op.Refused {
+					break
+				}
 				p := model.Point{Key: op.In.Key, TS: op.In.TS, Value: op.In.Value}
 				state = append(state, p)
 				lay.record(p)

@@ -82,6 +82,9 @@ type CollectorOp struct {
 	// Yield is the number (DrainYield.N) of the drain yield this operation
 	// was issued from, or 0.
 	Yield int
+	// Refused marks a record the collector refused under its write lock (a
+	// full buffer): the acquisition is its own, and it changes nothing.
+	Refused bool
 }
 
 func (o CollectorOp) String() string {

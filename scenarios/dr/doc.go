@@ -5,6 +5,7 @@
 // (checks/collector*.go).
 //
 //	DR-1   partition_test.go  drain, prune and flush buckets = the plain partition by cutoff, at 4,000 and 400,000 points per key
+//	DR-1   metrics_test.go    every collector and flush-worker series equals the world's account, on a workload driving every path each counts
 //	DR-2   locks_test.go      no point copied under the write lock, counted from outside (lock log and chunk inspections), at both sizes
 //	DR-3   locks_test.go      records issued at every yield of the split, the last one included, complete without waiting
 //	DR-4   drains_test.go     concurrent drains serialized (probe, porcupine, conservation), and a proof: two drains and a prune
@@ -19,6 +20,8 @@
 //	DR-11  flush_test.go      the flush output equals the old collector's (model/baseline), replayed in lock order, at both sizes; half the seeds around the Unix epoch
 //	DR-11  flushfunc_test.go  through FlushFunc, started off the minute: every bucket reaches the sink once and whole
 //
+// Every check compares every series the collector and its flush worker
+// register with the world's own account (drain.Check, World.Account).
 // Every bound comes from scenarios/claims.Table; the interleaving classes
 // the checks require are the probes of scenarios/world/drain (probes.go);
 // the mutants these checks must catch are in scenarios/mutants/dr.go, with

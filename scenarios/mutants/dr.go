@@ -7,6 +7,33 @@ package mutants
 // catches it, the claim CLAIMS.md names it under first.
 var drMutants = []Mutant{
 	{
+		ID: "dr-lock-hold-gauge-never-updated", Claims: []string{"DR-8"},
+		What:  "a drain's longest write-lock hold is never reported: the gauge stays 0",
+		File:  "impl/collector/metrics.go",
+		Old:   "\tm.lockHoldMaxNs.SetMax(int64(st.MaxLockHeld))\n",
+		New:   "",
+		Tests: "^TestDR(1|4)_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-full-refusal-not-counted", Claims: []string{"DR-1"},
+		What:  "a record refused by a full buffer is not counted: only invalid refusals are",
+		File:  "impl/collector/collector.go",
+		Old:   "\t\tc.m.rejected.With(\"full\").Inc()\n",
+		New:   "",
+		Tests: "^TestDR1_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
+		ID: "dr-moved-under-lock-not-exported", Claims: []string{"DR-2"},
+		What:  "the points a drain moved under the write lock are measured but never added to their counter",
+		File:  "impl/collector/metrics.go",
+		Old:   "\tm.movedUnderLock.Add(st.MovedUnderLock)\n",
+		New:   "",
+		Tests: "^TestDR(1|4)_",
+		Pkg:   "./scenarios/dr",
+	},
+	{
 		ID: "dr-split-off-by-one", Claims: []string{"DR-1"},
 		What:  "the cutoff rule drains a point exactly at the cutoff (TS <= cutoff)",
 		File:  "impl/collector/chunks.go",

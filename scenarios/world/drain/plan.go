@@ -55,6 +55,12 @@ type Plan struct {
 	// chunk, whatever the layout (the querier's random bounds hit a chunk's
 	// newest point about once in a hundred queries) (DR-7).
 	FinalQueries bool
+	// Refusals is the number of invalid records (World.Refuse) a refuser
+	// task issues, each of which must be refused with ErrInvalid. Full lets
+	// records be refused with ErrFull: for a world whose
+	// Collector.MaxBufferedPoints the plan fills.
+	Refusals int
+	Full     bool
 	// FinalDrain drains everything at the end, so the last state is in the
 	// history; FinalSnapshot then takes a snapshot.
 	FinalDrain, FinalSnapshot bool
@@ -72,7 +78,8 @@ type WorkerPlan struct {
 	// Fail returns the failure to inject in cycle n (1-based): "" none,
 	// "panic" or "error".
 	Fail func(n int) string
-	// Registry receives the worker's metrics.
+	// Registry receives the worker's metrics; nil means the world's, where
+	// World.CheckMetrics compares them.
 	Registry *stats.Registry
 
 	// Filled in by Run.
@@ -93,7 +100,7 @@ func (w *World) Run(p Plan) {
 		w.PruneHorizon = w.Stamps.At(int64(p.Preload * len(w.Keys) / 10))
 	}
 	check := func(op Op) {
-		if op.Err != nil {
+		if op.Err != nil && !(p.Full && op.Refused) {
 			s.Failf("world: %s failed: %v", op, op.Err)
 		}
 		if p.InvariantsEveryOp {
@@ -157,6 +164,18 @@ func (w *World) Run(p Plan) {
 				cutoff := w.PruneCutoff()
 				if s.Keep(sim.KeepOperation) {
 					check(w.Prune("pruner", cutoff))
+				}
+			}
+		})
+	}
+	if p.Refusals > 0 {
+		wg.Add(1)
+		s.Go("refuser", func() {
+			defer wg.Done()
+			for n := range p.Refusals {
+				w.pause(p.Pause)
+				if op := w.Refuse("refuser", n); !errors.Is(op.Err, collector.ErrInvalid) {
+					s.Failf("world: %s: want collector.ErrInvalid, got %v", op, op.Err)
 				}
 			}
 		})
@@ -286,6 +305,10 @@ var errInjected = errors.New("drain: injected drain failure (store unavailable)"
 
 func (w *World) startWorker(wp *WorkerPlan) {
 	s := w.S
+	w.worker = wp
+	if wp.Registry == nil {
+		wp.Registry = w.Registry
+	}
 	drain := func(ctx context.Context) error {
 		wp.Calls++
 		n := wp.Calls

@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/rt"
@@ -51,6 +52,46 @@ type Probe struct {
 	inspector *inspector
 }
 
+// holdStep is how far the probe's clock moves at each reading taken while
+// the write lock is held (times 1 to 7 by the acquisition's number), so
+// that a drain's holds take time and differ (DR-8's gauge).
+const holdStep = time.Microsecond
+
+// Now implements rt.Runtime. Outside the write lock it is the simulator's
+// clock. Inside, each reading is one more step ahead of it, as if the
+// section were slow, and the probe keeps the span the readings of each hold
+// cover: the hold as the code under the lock could measure it.
+func (p *Probe) Now() time.Time {
+	now := p.Runtime.Now()
+	l := p.data
+	if l == nil || !l.held {
+		return now
+	}
+	seq := l.writes
+	if l.holdSeq != seq {
+		l.holdSeq, l.holdReads = seq, 0
+	}
+	t := now.Add(time.Duration(l.holdReads) * holdStep * time.Duration(1+seq%7))
+	if l.holdReads > 0 {
+		if span := t.Sub(l.holdFirst); span > l.holdMax {
+			l.holdMax = span
+		}
+	} else {
+		l.holdFirst = t
+	}
+	l.holdReads++
+	return t
+}
+
+// LongestHold is the longest span of clock readings the probe handed out
+// within one hold of the write lock (0 when no hold read the clock twice).
+func (p *Probe) LongestHold() time.Duration {
+	if p.data == nil {
+		return 0
+	}
+	return p.data.holdMax
+}
+
 // lockLog records the write-lock acquisitions of the collector's data lock.
 type lockLog struct {
 	rt.RWMutex
@@ -59,6 +100,11 @@ type lockLog struct {
 	held     bool                  // the write lock is held right now
 	sections []checks.WriteSection // indexed by sequence number - 1
 	liveAt   mapRef                // the live map at the current acquisition
+
+	holdSeq   int64         // the acquisition the readings below belong to
+	holdReads int           // clock readings within it so far
+	holdFirst time.Time     // its first reading
+	holdMax   time.Duration // the longest span of readings within one hold
 }
 
 // NewRWMutex implements rt.Runtime; it wraps the collector's data lock.

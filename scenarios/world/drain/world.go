@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/impl/stats"
 	"github.com/windtunnel/windtunnel/model"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/record"
@@ -69,8 +71,12 @@ type World struct {
 	// FinalQueries counts the queries Plan.FinalQueries compared with the
 	// final snapshot.
 	FinalQueries int
+	// Registry holds the collector's metrics (Config.Collector.Registry,
+	// or the world's own) and the flush worker's, for CheckMetrics.
+	Registry *stats.Registry
 
 	clock    int64
+	worker   *WorkerPlan        // the plan's flush worker, if any
 	events   []record.EventID   // each op's answer in the run's record, parallel to Ops
 	lastHook rt.Event           // set when the records of the latest hook are done
 	pending  []rt.Event         // set when other operations issued at hooks are done
@@ -93,7 +99,10 @@ func New(s *sim.Sim, cfg Config) (*World, error) {
 	if cfg.Collector.BucketWidth == 0 {
 		cfg.Collector.BucketWidth = time.Minute
 	}
-	w := &World{S: s, Keys: cfg.Keys, Stamps: cfg.Stamps, byKey: map[string][]int64{}}
+	if cfg.Collector.Registry == nil {
+		cfg.Collector.Registry = &stats.Registry{}
+	}
+	w := &World{S: s, Keys: cfg.Keys, Stamps: cfg.Stamps, byKey: map[string][]int64{}, Registry: cfg.Collector.Registry}
 	w.Probe = &Probe{Runtime: s, Clock: w.tick}
 	c, err := collector.New(w.Probe, cfg.Collector)
 	if err != nil {
@@ -213,10 +222,31 @@ func (w *World) record(task, key string, ts int64, hook int) Op {
 		In: model.CollectorInput{Op: model.OpRecord, Key: key, TS: ts, Value: pointValue(w.values)}}
 	begin := w.call(&op)
 	op.Err = w.C.Record(key, at(ts), op.In.Value)
+	op.Refused = errors.Is(op.Err, collector.ErrFull)
 	if hook == 0 {
 		w.recorded = append(w.recorded, ts)
 		w.byKey[key] = append(w.byKey[key], ts)
 	}
+	return w.ret(op, begin)
+}
+
+// Refuse issues the n-th of the records the collector must refuse as
+// invalid, without taking its lock: an empty key, a NaN value and a time
+// before collector.MinTime, in turn. The world counts the refusals
+// (Account); the checkers skip the answer.
+func (w *World) Refuse(task string, n int) Op {
+	in := model.CollectorInput{Op: model.OpRecord, Key: w.Keys[0], TS: w.Stamps.Base, Value: 1}
+	switch n % 3 {
+	case 0:
+		in.Key = ""
+	case 1:
+		in.Value = math.NaN()
+	case 2:
+		in.TS = collector.MinTime.UnixNano() - 1
+	}
+	op := Op{Task: task, Kind: KindRecord, In: in}
+	begin := w.call(&op)
+	op.Err = w.C.Record(in.Key, at(in.TS), in.Value)
 	return w.ret(op, begin)
 }
 
@@ -328,6 +358,9 @@ func (w *World) History() *checks.CollectorHistory {
 // blamed on that operation's answer.
 func Check(w *World, lim checks.CollectorLimits) *checks.CollectorReport {
 	r := checks.CheckCollector(w.History(), lim)
+	for _, v := range w.CheckMetrics(r) {
+		r.Violations.Add(v.Claim, 0, "%s", v.Msg)
+	}
 	w.blame(r.Violations.Of())
 	return r
 }
