@@ -142,6 +142,9 @@ func flyMSFaults(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			return smp, err
 		}
 	}
+	if err := f.badInput(); err != nil {
+		return smp, err
+	}
 	if smp.Wrong > 0 {
 		return smp, fmt.Errorf("MS-7: %d checks under faults answered or counted wrong; first: %s", smp.Wrong, smp.Witness)
 	}
@@ -159,6 +162,61 @@ func (f *msFlight) judge(before, want map[string]int64, what string) error {
 	}
 	if diff := pods.CounterDiff(before, after, want); len(diff) > 0 {
 		f.smp.Wrongly(func() string { return fmt.Sprintf("%s: %s", what, strings.Join(diff, "; ")) })
+	}
+	return nil
+}
+
+// badInput flies the checks' refusals: a check with a zero ID fails with
+// ErrZeroID and reads and counts nothing, and a cache or relay built
+// without a runtime or pool, or with a configuration out of range, is an
+// error (not a panic, not a relay with a missing cache).
+func (f *msFlight) badInput() error {
+	bg := context.Background()
+	before, err := f.counters()
+	if err != nil {
+		return err
+	}
+	checkouts := f.w.DB.Stats().Checkouts
+	var zero authz.ID
+	for _, ids := range [][3]authz.ID{{zero, user(1), channel(1)}, {community, zero, channel(1)}, {community, user(1), zero}} {
+		_, errI := f.pod.MS.IsMember(bg, ids[0], ids[1], ids[2])
+		_, errS := f.pod.MS.Subscribe(bg, ids[0], ids[1], ids[2])
+		for i, e := range []error{errI, errS} {
+			f.smp.Of++
+			if !errors.Is(e, membership.ErrZeroID) {
+				f.smp.Wrongly(func() string {
+					return fmt.Sprintf("check %d of %s/%s/%s: %v, want ErrZeroID", i, pods.Short(ids[0]), pods.Short(ids[1]), pods.Short(ids[2]), e)
+				})
+			}
+		}
+	}
+	if n := f.w.DB.Stats().Checkouts - checkouts; n != 0 {
+		f.smp.Wrongly(func() string { return fmt.Sprintf("checks with a zero ID checked out %d connections", n) })
+	}
+	if err := f.judge(before, map[string]int64{}, "checks with a zero ID"); err != nil {
+		return err
+	}
+	builds := []struct {
+		what string
+		err  func() error
+	}{
+		{"membership.New without a runtime", func() error { _, err := membership.New(nil, f.w.Store, membership.Config{}); return err }},
+		{"membership.New without a pool", func() error { _, err := membership.New(f.s, nil, membership.Config{}); return err }},
+		{"relay.New without a pool", func() error { _, err := relay.New(f.s, nil, nil, relay.Config{}); return err }},
+		{"relay.New with a negative LockWait", func() error {
+			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{LockWait: -time.Second}})
+			return err
+		}},
+		{"relay.New with a budget below one snapshot", func() error {
+			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{MaxSnapshotIDs: 8, BudgetBytes: membership.EntryWeight(membership.Snapshot, 8) - 1}})
+			return err
+		}},
+	}
+	for _, b := range builds {
+		f.smp.Of++
+		if err := b.err(); err == nil {
+			f.smp.Wrongly(func() string { return b.what + ": no error" })
+		}
 	}
 	return nil
 }

@@ -71,6 +71,9 @@ func TestMS9_RoundTripCheckReportsLoss(t *testing.T) {
 //     on the bus. Every user of the community must re-read on every pod,
 //     the other community's user must not.
 //   - A visibility message. Nobody re-reads.
+//   - A message that fails validation, handed to every pod's receiving
+//     fan-out (relay.Invalidate): every user of its community re-reads, or
+//     every user of every community when it names none.
 //
 // Re-reads are counted at the database, one user and pod at a time. Every
 // answer must match the tables, every message must round-trip with its
@@ -141,7 +144,19 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 				var msg authz.Message
 				dropped := map[authz.ID]bool{} // users whose entries the change must drop
 				ch := channel(1 + r.IntN(nChannels))
-				switch k := r.IntN(10); {
+				switch k := r.IntN(12); {
+				case k >= 10: // a message that fails Validate, handed to the receiving fan-out (relay.Invalidate): it drops its community, or everything without one
+					msg = authz.Message{Kind: "bogus", CommunityID: community, ChannelID: ch}
+					if k == 11 {
+						msg.CommunityID = authz.ID{}
+						dropped[other] = true
+					}
+					for u := range nUsers {
+						dropped[user(u+1)] = true
+					}
+					for _, pod := range w.Pods {
+						pod.Relay.Invalidate(msg)
+					}
 				case k < 7: // a membership change, half of them on a channel the user's snapshot lacks
 					u := r.IntN(nUsers)
 					user := user(u + 1)
@@ -174,8 +189,10 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 						return smp, err
 					}
 				}
-				if err := roundTrip(msg); err != nil {
-					return smp, fmt.Errorf("MS-9: %v", err)
+				if msg.Validate() == nil {
+					if err := roundTrip(msg); err != nil {
+						return smp, fmt.Errorf("MS-9: %v", err)
+					}
 				}
 				for i := range w.Pods {
 					if dropped[order[i][len(order[i])-1].user] {
@@ -221,7 +238,7 @@ func TestMS9_InvalidationDropsUserEntries(t *testing.T) {
 		Measured: func(o claims.Outcome) string {
 			return fmt.Sprintf("%d of %d checks after an invalidation re-read another set of users than it drops (or answered wrong); every message round-tripped with its channel_id: %s", o.Wrong, o.Of, o.SeedsText())
 		},
-		Note: "3 pods, reliable bus; membership grants/removals via World.Write, accessible_all / channel_deleted / visibility via the bus; one user of another community; each pod warmed in a seed-drawn order",
+		Note: "3 pods, reliable bus; membership grants/removals via World.Write, accessible_all / channel_deleted / visibility via the bus, messages that fail validation via relay.Invalidate; one user of another community; each pod warmed in a seed-drawn order",
 		Probes: []claims.Probe{
 			{Name: probeDropTargetMRU, What: "a change had to drop a pod's most recently used entry", Min: 100},
 			{Name: probeDropTargetLRU, What: "a change had to drop a pod's least recently used entry", Min: 100},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/windtunnel/windtunnel/impl/accesschannels"
 	"github.com/windtunnel/windtunnel/impl/authz"
 	"github.com/windtunnel/windtunnel/impl/authz/authztest"
 	"github.com/windtunnel/windtunnel/impl/relay"
@@ -267,10 +268,74 @@ func flyOCFaults(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			return smp, err
 		}
 	}
+	if err := badInput(s, w, &smp, k, reader, channels[0]); err != nil {
+		return smp, err
+	}
 	if smp.Wrong > 0 {
 		return smp, fmt.Errorf("OC-9: %d lookups under faults answered or counted wrong; first: %s", smp.Wrong, smp.Witness)
 	}
 	return smp, nil
+}
+
+// badInput flies the flows' refusals: a lookup with a zero ID fails with
+// ErrZeroID and reads and counts nothing, and a cache or relay built
+// without a runtime or pool, or with a configuration out of range, is an
+// error (not a panic, not a relay with a missing cache).
+func badInput(s *sim.Sim, w *pods.World, smp *claims.Sample, k, reader, channel authz.ID) error {
+	pod := w.Pods[0]
+	bg := context.Background()
+	before, err := pods.Counters(pod.OC.Metrics(), pod.MS.Metrics(), pod.Relay.Metrics())
+	if err != nil {
+		return err
+	}
+	checkouts := w.DB.Stats().Checkouts
+	var zero authz.ID
+	for _, ids := range [][3]authz.ID{{zero, reader, channel}, {k, zero, channel}, {k, reader, zero}} {
+		_, err := pod.OC.Granted(bg, ids[0], ids[1], ids[2])
+		errs := []error{err}
+		if !ids[2].IsZero() { // Accessible takes no channel
+			_, errA := pod.OC.Accessible(bg, ids[0], ids[1])
+			_, errU := pod.OC.AccessibleUncached(bg, ids[0], ids[1])
+			errs = append(errs, errA, errU)
+		}
+		for i, e := range errs {
+			smp.Of++
+			if !errors.Is(e, accesschannels.ErrZeroID) {
+				smp.Wrongly(func() string {
+					return fmt.Sprintf("lookup %d of %s/%s/%s: %v, want ErrZeroID", i, pods.Short(ids[0]), pods.Short(ids[1]), pods.Short(ids[2]), e)
+				})
+			}
+		}
+	}
+	if n := w.DB.Stats().Checkouts - checkouts; n != 0 {
+		smp.Wrongly(func() string { return fmt.Sprintf("lookups with a zero ID checked out %d connections", n) })
+	}
+	if err := judgeCounters(smp, before, map[string]int64{}, "lookups with a zero ID", pod); err != nil {
+		return err
+	}
+	builds := []struct {
+		what string
+		err  func() error
+	}{
+		{"accesschannels.New without a runtime", func() error { _, err := accesschannels.New(nil, w.Store, accesschannels.Config{}); return err }},
+		{"accesschannels.New without a pool", func() error { _, err := accesschannels.New(s, nil, accesschannels.Config{}); return err }},
+		{"relay.New without a runtime", func() error { _, err := relay.New(nil, w.Store, nil, relay.Config{}); return err }},
+		{"relay.New with MaxAgeOpen above TTL", func() error {
+			_, err := relay.New(s, w.Store, nil, relay.Config{OC: accesschannels.Config{MaxAgeOpen: 2 * time.Second, TTL: time.Second}})
+			return err
+		}},
+		{"relay.New with a negative MaxAgeOpen", func() error {
+			_, err := relay.New(s, w.Store, nil, relay.Config{OC: accesschannels.Config{MaxAgeOpen: -time.Second}})
+			return err
+		}},
+	}
+	for _, b := range builds {
+		smp.Of++
+		if err := b.err(); err == nil {
+			smp.Wrongly(func() string { return b.what + ": no error" })
+		}
+	}
+	return nil
 }
 
 // ocAnswer is a lookup's answer.
