@@ -17,6 +17,9 @@ BUGBENCH_SEEDS   ?= 2000
 BUGBENCH_WALL    ?= 60s
 BUGBENCH_MUTANTS ?=
 BUGBENCH_RACE    ?= true
+FLIGHT_ROUNDS   ?= 6
+FLIGHT_MUTANTS  ?= oc-no-age-check,oc-age-from-fill-completion
+FLIGHT_ARGS     ?=
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FAMILIES     := ./scenarios/oc ./scenarios/ms ./scenarios/dr ./scenarios/tw ./scenarios/lf
 STATIC       := ./impl ./sim/determinism
@@ -25,7 +28,7 @@ AUDIT        := $(GO) run ./scenarios/cmd/audit
 RUN_ARGS     := -out "$(OUT)" -file "$(FILE)" -pkg "$(PKG)" -test "$(TEST)" -seed "$(SEED)" -strategy "$(STRATEGY)" -mutant "$(MUTANT)" -mutants "$(MUTANTS)" -args "$(ARGS)"
 
 .PHONY: test sim vet unit docs race race-families integration browser-test determinism fuzz audit audit-quick \
-	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench bugbench lint
+	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench bugbench lint flight
 
 ## test: every stage CI runs, through scripts/test-stages.sh (vet; the service, docs and fuzz stages beside unit and race; audit-quick)
 test:
@@ -57,9 +60,13 @@ race:
 race-families:
 	WINDTUNNEL_SIM_SEEDS=2 WINDTUNNEL_SIM_RECORD=false $(GO) test -race -short -count=1 -timeout 30m $(FAMILIES)
 
-## integration: the integration tests on PostgreSQL and Redis, installed and started on loopback by the script
+## integration: the integration tests and a short flight on PostgreSQL, Redis and Toxiproxy, installed and started on loopback by the scripts
 integration:
-	impl/edge/testenv/run.sh $(GO) test -v -count=1 ./impl/edge/...
+	GO=$(GO) impl/edge/testenv/run.sh scripts/toxiproxy.sh $(GO) test -v -count=1 ./impl/edge/... ./scenarios/cmd/flight
+
+## flight: relays flown on real PostgreSQL and Redis with faults (Toxiproxy), judged by checks/ on the claims' bounds; then FLIGHT_MUTANTS, each must be caught
+flight:
+	GO=$(GO) impl/edge/testenv/run.sh scripts/toxiproxy.sh $(GO) run ./scenarios/cmd/flight -rounds $(FLIGHT_ROUNDS) -mutants '$(FLIGHT_MUTANTS)' $(FLIGHT_ARGS)
 
 ## browser-test: the timeline page rendered in headless Chromium, installed by the script
 browser-test:

@@ -78,6 +78,9 @@ var specials = map[string]special{
 	// Needs a PostgreSQL and a Redis server: make integration starts both
 	// and runs these tests on them.
 	"WINDTUNNEL_PG_URL='postgres://user:pass@host:5432/db?sslmode=disable' WINDTUNNEL_REDIS_ADDR='host:6379' go test -v -count=1 ./impl/edge/...": {stage: "integration"},
+	// Needs PostgreSQL, Redis and Toxiproxy: make integration starts all
+	// three and flies a short flight (TestShortFlight) on them.
+	"make flight": {stage: "integration"},
 }
 
 // README.md says what some commands print (the walk-through of "A failing

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/impl/edge/flight"
+	"github.com/windtunnel/windtunnel/impl/edge/testenv"
+)
+
+// servers returns the flight's servers, or skips or fails as testenv
+// decides (make integration starts all three).
+func servers(t *testing.T) Options {
+	t.Helper()
+	o := Options{PGURL: testenv.PostgresURL(t), RedisAddr: testenv.RedisOptions(t).Addr}
+	v := os.Getenv(flight.EnvToxiproxy)
+	switch a, msg := testenv.Decide(flight.EnvToxiproxy, v, os.Getenv(testenv.EnvIntegration)); a {
+	case testenv.Skip:
+		t.Skip(msg)
+	case testenv.Fail:
+		t.Fatal(msg)
+	}
+	o.ToxiAddr = v
+	return o
+}
+
+// The short flight of make test's integration stage: two relay
+// processes, one fast and one slow race round per revocation kind, OC-2
+// judged on the recorded history with the bound plus the measured
+// uncertainty; tightness of at least 0.9 on purpose; then the mutant
+// without the age check, which the same flight must catch.
+func TestShortFlight(t *testing.T) {
+	o := servers(t)
+	o.Seed, o.Relays, o.Rounds = 1, 2, 2
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, o, nil)
+	require.NoError(t, err)
+	var sb stringsBuilder
+	report(&sb, res)
+	t.Log("\n" + sb.String())
+	require.NotEmpty(t, res.Verdicts)
+	for _, v := range res.Verdicts {
+		assert.True(t, v.Holds, "%s: %s", v.Claim, v.Witness)
+		assert.Positive(t, v.Reads, v.Claim)
+	}
+	oc2 := res.Verdicts[0]
+	require.Equal(t, "OC-2", oc2.Claim)
+	assert.GreaterOrEqual(t, oc2.Tight, 0.9, "OC-2's race must reach 0.9 of the window")
+	assert.Less(t, res.U.Total(), 50*time.Millisecond, "the uncertainty added to the bound")
+
+	o.Mutant, o.Rounds = "oc-no-age-check", 1
+	mres, err := Run(ctx, o, nil)
+	require.NoError(t, err)
+	caught, line := mutantVerdict(o.Mutant, mres)
+	t.Log(line)
+	assert.True(t, caught, line)
+}
