@@ -148,6 +148,27 @@ var msMutants = []Mutant{
 		Tests: "^TestMS9_",
 		Pkg:   "./scenarios/ms",
 	},
+	{
+		// Issue 36, kind 1: no check failed the confirming point check.
+		ID: "ms-confirm-error-denies", Claims: []string{"MS-7"},
+		What:  "a subscription whose confirming point check fails is denied, the database's error swallowed",
+		File:  "impl/membership/subscribe.go",
+		Old:   "\tif err != nil {\n\t\treturn false, err\n\t}\n\tif member {",
+		New:   "\tif err != nil {\n\t\treturn false, nil // the database is down: deny\n\t}\n\tif member {",
+		Tests: "^TestMS7_EveryFlowUnderFaults$",
+		Pkg:   "./scenarios/ms",
+	},
+	{
+		// Issue 36, kind 3: no check read on the writing pod while its
+		// publish was in progress.
+		ID: "relay-changed-publishes-first", Claims: []string{"MS-9"},
+		What:  "Changed publishes, then drops locally: the writing pod's own reads during a slow publish are stale",
+		File:  "impl/relay/relay.go",
+		Old:   "\tr.Invalidate(m)\n\tr.changed.Inc()\n\tif r.pub == nil {\n\t\treturn nil\n\t}\n\tif err := r.pub.Publish(ctx, m); err != nil {",
+		New:   "\tr.changed.Inc()\n\tif r.pub == nil {\n\t\tr.Invalidate(m)\n\t\treturn nil\n\t}\n\terr := r.pub.Publish(ctx, m)\n\tr.Invalidate(m)\n\tif err != nil {",
+		Tests: "^TestMS9_WriterPodReadsItsOwnWrite$",
+		Pkg:   "./scenarios/ms",
+	},
 }
 
 // msSites are where impl/membership (and the wcache under it) encodes the

@@ -110,6 +110,28 @@ var ocMutants = []Mutant{
 		Tests: "^TestOC10_",
 		Pkg:   "./scenarios/oc",
 	},
+	{
+		// Issue 36, kind 1: the simulated pool could not fail a checkout
+		// with an error of its own until the fault table flew every call.
+		ID: "oc-pool-error-reads-as-no-open-channels", Claims: []string{"OC-9"},
+		What:  "a checkout for the open-set read that fails (not by the caller's context) reads as an empty open set, cached and shared",
+		File:  "impl/accesschannels/open.go",
+		Old:   "\tconn, err := c.pool.Acquire(ctx)\n\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"accesschannels: open channels: acquire: %w\", err)\n\t}",
+		New:   "\tconn, err := c.pool.Acquire(ctx)\n\tif err != nil && ctx.Err() == nil {\n\t\treturn nil, nil // the pool is exhausted: no open channels for now\n\t}\n\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"accesschannels: open channels: acquire: %w\", err)\n\t}",
+		Tests: "^TestOC9_EveryFlowUnderFaults$",
+		Pkg:   "./scenarios/oc",
+	},
+	{
+		// Issue 36, kind 3: no world flew a writer whose own delivery came
+		// late or never.
+		ID: "relay-changed-relies-on-self-delivery", Claims: []string{"OC-5"},
+		What:  "Changed skips the local drop when it publishes, relying on the bus delivering the message to its own pod",
+		File:  "impl/relay/relay.go",
+		Old:   "\tr.Invalidate(m)\n\tr.changed.Inc()\n\tif r.pub == nil {\n\t\treturn nil\n\t}",
+		New:   "\tr.changed.Inc()\n\tif r.pub == nil {\n\t\tr.Invalidate(m)\n\t\treturn nil\n\t}",
+		Tests: "^TestOC5_WriterPodReadsItsOwnWrite$",
+		Pkg:   "./scenarios/oc",
+	},
 }
 
 var ocMetricMutants = []Mutant{
