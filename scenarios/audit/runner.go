@@ -575,6 +575,7 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
+	phaseStart := time.Now()
 	for i, m := range ms {
 		release := s.acquire(priorityMutants)
 		wg.Go(func() {
@@ -602,7 +603,7 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 			case res.Caught:
 				state = res.Catch(asIs)
 			}
-			fmt.Fprintf(r.Log, "  [mutant %d/%d] %-45s %s (%v)\n", done, len(ms), m.ID, state, time.Since(start).Round(100*time.Millisecond))
+			fmt.Fprintf(r.Log, "  [mutant %d/%d%s] %-45s %s (%v)\n", done, len(ms), timeLeft(time.Since(phaseStart), done, len(ms)), m.ID, state, time.Since(start).Round(100*time.Millisecond))
 			if res.Reproduce != "" {
 				fmt.Fprintf(r.Log, "      reproduce: %s\n", res.Reproduce)
 			}
@@ -611,6 +612,17 @@ func (r Runner) runMutants(ctx context.Context, ms []mutants.Mutant, seeds int, 
 	}
 	wg.Wait()
 	return results
+}
+
+// timeLeft is a long phase's estimate of its remaining time, from the
+// mean so far: none before ten mutants have ended (too few to say) or
+// after the last.
+func timeLeft(elapsed time.Duration, done, total int) string {
+	if done < 10 || done >= total {
+		return ""
+	}
+	left := elapsed / time.Duration(done) * time.Duration(total-done)
+	return fmt.Sprintf(", about %v left", left.Round(time.Minute))
 }
 
 // MutantPhase is an audit's mutant phase: the mutants to run (none, in a

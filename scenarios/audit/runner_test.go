@@ -355,3 +355,11 @@ func TestMutantsAreScreenedOnOneSeedFirst(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "fewer than 1")
 }
+
+// A long mutant phase says how long it has left once ten mutants have
+// ended, from their mean.
+func TestTimeLeftEstimatesFromTheMean(t *testing.T) {
+	assert.Equal(t, "", timeLeft(time.Minute, 9, 100), "too few to say")
+	assert.Equal(t, "", timeLeft(time.Hour, 100, 100), "nothing left")
+	assert.Equal(t, ", about 1h30m0s left", timeLeft(10*time.Minute, 10, 100))
+}
