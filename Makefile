@@ -20,6 +20,10 @@ BUGBENCH_RACE    ?= true
 FLIGHT_ROUNDS   ?= 6
 FLIGHT_MUTANTS  ?= oc-no-age-check,oc-age-from-fill-completion
 FLIGHT_ARGS     ?=
+GOKER_SEEDS      ?= 1000
+GOKER_STRATEGIES ?= random,pct,pos,surw
+GOKER_REAL       ?= 20
+GOKER_RUN        ?= .*
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FAMILIES     := ./scenarios/oc ./scenarios/ms ./scenarios/dr ./scenarios/tw ./scenarios/lf
 STATIC       := ./impl ./sim/determinism
@@ -28,7 +32,7 @@ AUDIT        := $(GO) run ./scenarios/cmd/audit
 RUN_ARGS     := -out "$(OUT)" -file "$(FILE)" -pkg "$(PKG)" -test "$(TEST)" -seed "$(SEED)" -strategy "$(STRATEGY)" -mutant "$(MUTANT)" -mutants "$(MUTANTS)" -args "$(ARGS)"
 
 .PHONY: test sim vet unit docs race race-families integration browser-test determinism fuzz audit audit-quick \
-	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench bugbench lint flight
+	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench bugbench goker goker-replay lint flight
 
 ## test: every stage CI runs, through scripts/test-stages.sh (vet; the service, docs and fuzz stages beside unit and race; audit-quick)
 test:
@@ -127,6 +131,15 @@ bench:
 ## bugbench: time to catch each benchmarked mutant under random, pct, pos, surw, stress (-race) and synctest; writes OUT/bugbench.md
 bugbench:
 	$(GO) run ./scenarios/cmd/bugbench -seeds $(BUGBENCH_SEEDS) -wall $(BUGBENCH_WALL) -mutants '$(BUGBENCH_MUTANTS)' -race=$(BUGBENCH_RACE) -out $(OUT)/bugbench.md
+
+## goker: GoKer's blocking-bug kernels from the Go installation, translated and flown under GOKER_STRATEGIES up to GOKER_SEEDS seeds, and on real goroutines GOKER_REAL times; writes OUT/goker.md
+goker:
+	@mkdir -p $(OUT)
+	$(GO) test -count=1 -timeout 6h -run TestGoKerAll ./translate/goker -goker.all -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.table $(abspath $(OUT))/goker.md
+
+## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random]
+goker-replay:
+	$(GO) test -count=1 -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.strategies '$(or $(STRATEGY),random)'
 
 ## lint: gofmt, go vet and staticcheck
 lint:

@@ -138,7 +138,9 @@ func userFrame(stack string, skip func(fn string) bool) string {
 		if j := strings.LastIndex(file, ":"); j >= 0 {
 			file = file[:j]
 		}
-		if skip(fn) || (filepath.Dir(file) == simDir && !strings.HasSuffix(file, "_test.go")) {
+		dir := filepath.Dir(file)
+		seam := strings.HasSuffix(dir, "/impl/rt") || strings.HasSuffix(dir, "/impl/rt/rtgo")
+		if skip(fn) || seam || (dir == simDir && !strings.HasSuffix(file, "_test.go")) {
 			continue
 		}
 		name := fn

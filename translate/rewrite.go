@@ -26,6 +26,14 @@ type translator struct {
 	doneRecv map[*ast.UnaryExpr]ast.Expr // <-ctx.Done(): the context
 	chanOp   map[ast.Node]bool           // range over a channel; close/len/cap of one
 	comms    map[*ast.CommClause]comm    // select cases, as written
+	mapRange map[*ast.RangeStmt]bool     // range over a map with ordered keys
+}
+
+func (tr *translator) pkg() *types.Package {
+	if obj := tr.info.Defs[tr.file.Name]; obj != nil {
+		return obj.Pkg()
+	}
+	return nil
 }
 
 func (tr *translator) pos(n ast.Node) string {
@@ -56,6 +64,7 @@ func (tr *translator) run() {
 	tr.doneRecv = map[*ast.UnaryExpr]ast.Expr{}
 	tr.chanOp = map[ast.Node]bool{}
 	tr.comms = map[*ast.CommClause]comm{}
+	tr.mapRange = map[*ast.RangeStmt]bool{}
 	ast.Inspect(tr.file, tr.classify)
 	astutil.Apply(tr.file, nil, tr.post)
 	tr.fixImports()
@@ -135,6 +144,15 @@ func (tr *translator) classify(n ast.Node) bool {
 		if tr.isChan(n.X) {
 			tr.chanOp[n] = true
 		}
+		if t := tr.info.TypeOf(n.X); t != nil {
+			if m, ok := t.Underlying().(*types.Map); ok {
+				if b, ok := m.Key().Underlying().(*types.Basic); ok && b.Info()&types.IsOrdered != 0 {
+					tr.mapRange[n] = true
+				} else {
+					tr.issue(n, "range over a map keyed by %s: its order is random and no key order makes it deterministic", types.TypeString(m.Key(), types.RelativeTo(tr.pkg())))
+				}
+			}
+		}
 	case *ast.CommClause:
 		if n.Comm != nil {
 			cm, ok := classifyComm(n)
@@ -194,6 +212,9 @@ func (tr *translator) post(c *astutil.Cursor) bool {
 	case *ast.RangeStmt:
 		if tr.chanOp[n] {
 			n.X = tr.call("Range", n.X)
+		}
+		if tr.mapRange[n] {
+			n.X = tr.call("Sorted", n.X) // a deterministic order: the keys', sorted
 		}
 	case *ast.CallExpr:
 		tr.rewriteCall(c, n)

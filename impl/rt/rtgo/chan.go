@@ -1,8 +1,11 @@
 package rtgo
 
 import (
+	"cmp"
 	"context"
 	"iter"
+	"maps"
+	"slices"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
@@ -122,3 +125,17 @@ func Select(hasDefault bool, ops ...Op) int {
 }
 
 func (o *RecvOp[T]) got(v any, ok bool) { o.V, o.OK = rt.As[T](v), ok }
+
+// Sorted is range over a map in the order of its keys: Go's order is random,
+// which no seed could replay. A key deleted during the loop is skipped, as
+// in Go; one added is not produced (Go may or may not).
+func Sorted[M ~map[K]V, K cmp.Ordered, V any](m M) iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			v, ok := m[k]
+			if ok && !yield(k, v) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,245 @@
+// Package goker flies GoKer, the 63 blocking-bug kernels of GoBench (Yuan
+// et al., CGO 2021) that ship with Go under
+// src/runtime/testdata/testgoroutineleakprofile/goker. They are read from
+// the Go installation at test time, translated without edits into a
+// temporary module, and each kernel is flown as its own simtest test whose
+// check is the simulator's leak oracle (see docs/goker.md).
+package goker
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/windtunnel/windtunnel/translate"
+)
+
+// Kernel is one GoKer kernel.
+type Kernel struct {
+	Name      string // as registered: "Cockroach1055"
+	File      string // cockroach1055.go
+	Published string // the header's "Flaky: k/100" rate, "" when it has none
+	Issues    []translate.Issue
+}
+
+// Dir is the GoKer directory of the Go installation that runs the tests.
+func Dir() (string, error) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return "", fmt.Errorf("goker: go env GOROOT: %w", err)
+	}
+	d := filepath.Join(strings.TrimSpace(string(out)), "src", "runtime", "testdata", "testgoroutineleakprofile", "goker")
+	if _, err := os.Stat(filepath.Join(d, "main.go")); err != nil {
+		return "", fmt.Errorf("goker: no GoKer kernels in this Go installation: %w", err)
+	}
+	return d, nil
+}
+
+var (
+	registerRE = regexp.MustCompile(`register\("([A-Za-z0-9_]+)"`)
+	flakyRE    = regexp.MustCompile(`Flaky:\s*(\d+/\d+)`)
+)
+
+// Kernels lists the kernels of dir, sorted by name.
+func Kernels(dir string) ([]Kernel, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ks []Kernel
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || n == "main.go" {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		m := registerRE.FindSubmatch(src)
+		if m == nil {
+			return nil, fmt.Errorf("goker: %s registers no kernel", n)
+		}
+		k := Kernel{Name: string(m[1]), File: n}
+		if f := flakyRE.FindSubmatch(src); f != nil {
+			k.Published = string(f[1])
+		}
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+	return ks, nil
+}
+
+// Prepare translates the kernels of src into out as package goker (files it
+// cannot take are left out; their kernels carry the Issues), and makes out a
+// module that uses this repository's (root) packages, with the harness test.
+func Prepare(src, out, root string) ([]Kernel, error) {
+	ks, err := Kernels(src)
+	if err != nil {
+		return nil, err
+	}
+	files, err := translate.Dir(src, translate.Options{Package: "goker"})
+	if err != nil {
+		return nil, err
+	}
+	byFile := map[string]*Kernel{}
+	for i := range ks {
+		byFile[ks[i].File] = &ks[i]
+	}
+	for _, f := range files {
+		if f.Src == nil {
+			if k := byFile[f.Name]; k != nil {
+				k.Issues = f.Issues
+				continue
+			}
+			return nil, fmt.Errorf("goker: %s does not translate: %v", f.Name, f.Issues)
+		}
+		if err := os.WriteFile(filepath.Join(out, f.Name), f.Src, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	mod := fmt.Sprintf("module gokerrun\n\ngo 1.26\n\nrequire github.com/windtunnel/windtunnel v0.0.0\n\nreplace github.com/windtunnel/windtunnel => %s\n", root)
+	if err := os.WriteFile(filepath.Join(out, "go.mod"), []byte(mod), 0o644); err != nil {
+		return nil, err
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(out, "go.sum"), sum, 0o644); err != nil {
+		return nil, err
+	}
+	return ks, os.WriteFile(filepath.Join(out, "harness_test.go"), []byte(harness), 0o644)
+}
+
+// Result is what the harness wrote for one kernel under one strategy.
+type Result struct {
+	Kernel   string `json:"kernel"`
+	Strategy string `json:"strategy"`
+	Seeds    int    `json:"seeds"`
+	Found    int    `json:"first_failure"` // 1-based seed that found it, 0: not found
+	Seed     string `json:"first_failing_seed"`
+	Message  string `json:"first_failure_msg"`
+}
+
+// Fly runs the harness in dir (from Prepare) over the kernels whose names
+// match run, with up to seeds seeds under strategy, and returns one Result
+// per kernel, and go test's output.
+func Fly(dir, run, strategy string, seeds int) ([]Result, string, error) {
+	results := filepath.Join(dir, "results-"+strategy+".jsonl")
+	_ = os.Remove(results)
+	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-timeout=2h", "-run", "^TestKernels$/^("+run+")$",
+		fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.strategy="+strategy, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOKER_RESULTS="+results, "GOWORK=off")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	rs, rerr := readResults(results, strategy)
+	if rerr != nil {
+		return nil, out.String(), fmt.Errorf("goker: no results (%v); go test said %v:\n%s", rerr, err, tail(out.String(), 40))
+	}
+	return rs, out.String(), nil
+}
+
+func readResults(path, strategy string) ([]Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rs []Result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, err
+		}
+		r.Strategy = strategy
+		rs = append(rs, r)
+	}
+	return rs, sc.Err()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// harness is the test file Prepare writes beside the translated kernels:
+// each registered kernel is a subtest flown by simtest, with the leak
+// oracle on, seeds one after another (rtgo binds one run at a time).
+const harness = `package goker
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/windtunnel/windtunnel/impl/rt/rtgo"
+	"github.com/windtunnel/windtunnel/sim"
+	"github.com/windtunnel/windtunnel/sim/simtest"
+)
+
+func TestKernels(t *testing.T) {
+	var names []string
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out *os.File
+	if p := os.Getenv("GOKER_RESULTS"); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		out = f
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			sum := simtest.Run(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true}}, func(s *sim.Sim) error {
+				rtgo.Use(s)
+				cmds[name]()
+				return nil
+			})
+			if out != nil {
+				b, err := json.Marshal(struct {
+					Kernel string ` + "`json:\"kernel\"`" + `
+					simtest.Summary
+				}{name, sum})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out.Write(append(b, '\n'))
+			}
+		})
+	}
+}
+`
+
+// Replay runs one seed of one kernel again, verbosely (its failure report,
+// blocked tasks and trace tail), and reports whether it failed again.
+func Replay(dir, kernel, strategy, seed string) (string, bool, error) {
+	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-run", "^TestKernels$/^"+kernel+"$",
+		"-sim.seed="+seed, "-sim.strategy="+strategy, "-v", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if _, exit := err.(*exec.ExitError); err != nil && !exit {
+		return string(out), false, err
+	}
+	return string(out), err != nil && strings.Contains(string(out), "windtunnel failure"), nil
+}
