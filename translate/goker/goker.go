@@ -119,6 +119,14 @@ func Prepare(src, out, root string) ([]Kernel, error) {
 	return ks, os.WriteFile(filepath.Join(out, "harness_test.go"), []byte(harness), 0o644)
 }
 
+// Definite reports whether a failure message is a leak the oracle proved:
+// every task left could not move ("blocked forever") or the kernel itself
+// deadlocked, rather than tasks still blocked when the settle phase was cut
+// off while others kept running (a possible leak).
+func Definite(msg string) bool {
+	return strings.Contains(msg, "blocked forever") || strings.HasPrefix(msg, "deadlock")
+}
+
 // Result is what the harness wrote for one kernel under one strategy.
 type Result struct {
 	Kernel   string `json:"kernel"`
@@ -187,6 +195,7 @@ import (
 	"os"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt/rtgo"
 	"github.com/windtunnel/windtunnel/sim"
@@ -210,7 +219,7 @@ func TestKernels(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			sum := simtest.Run(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true}}, func(s *sim.Sim) error {
+			sum := simtest.Run(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second}}, func(s *sim.Sim) error {
 				rtgo.Use(s)
 				cmds[name]()
 				return nil

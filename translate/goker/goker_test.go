@@ -65,7 +65,7 @@ func TestGoKerSample(t *testing.T) {
 	require.Len(t, rs, len(sample), "one result per sample kernel:\n%s", out)
 	for _, r := range rs {
 		assert.NotZero(t, r.Found, "%s: its leak was not found in %d seeds", r.Kernel, r.Seeds)
-		assert.Contains(t, r.Message, "blocked forever", r.Kernel)
+		assert.True(t, goker.Definite(r.Message), "%s: %s", r.Kernel, r.Message)
 	}
 }
 
@@ -145,9 +145,11 @@ func TestGoKerAll(t *testing.T) {
 			switch {
 			case !ok:
 				cells = append(cells, "no result")
-			case r.Found > 0:
+			case r.Found > 0 && goker.Definite(r.Message):
 				any = true
 				cells = append(cells, fmt.Sprintf("%d (%s)", r.Found, r.Seed))
+			case r.Found > 0:
+				cells = append(cells, fmt.Sprintf("possible at %d (%s)", r.Found, r.Seed))
 			default:
 				cells = append(cells, fmt.Sprintf("not in %d", r.Seeds))
 			}
