@@ -159,6 +159,17 @@ var msMutants = []Mutant{
 		Pkg:   "./scenarios/ms",
 	},
 	{
+		// Issue 36, kind 1: the simulated pool could not fail a checkout
+		// with an error of its own until the fault table flew every call.
+		ID: "ms-pool-error-reads-as-no-memberships", Claims: []string{"MS-7"},
+		What:  "a checkout for a load that fails (not by the caller's context) loads an empty membership list, published as a snapshot",
+		File:  "impl/membership/load.go",
+		Old:   "\tconn, err := c.pool.Acquire(ctx)\n\tif err != nil {\n\t\treturn nil, time.Time{}, fmt.Errorf(\"membership: load checkout: %w\", err)\n\t}",
+		New:   "\tconn, err := c.pool.Acquire(ctx)\n\tif err != nil && ctx.Err() == nil {\n\t\treturn nil, c.r.Now(), nil // the pool is exhausted: load an empty list\n\t}\n\tif err != nil {\n\t\treturn nil, time.Time{}, fmt.Errorf(\"membership: load checkout: %w\", err)\n\t}",
+		Tests: "^TestMS7_EveryFlowUnderFaults$",
+		Pkg:   "./scenarios/ms",
+	},
+	{
 		// Issue 36, kind 3: no check read on the writing pod while its
 		// publish was in progress.
 		ID: "relay-changed-publishes-first", Claims: []string{"MS-9"},
