@@ -14,6 +14,8 @@ var benchmarked = map[string]*Workload{
 	"ms-community-inval-spares-loading":  MembershipFence,
 	"ms-fence-accepts-any-loading-entry": MembershipFence,
 	"ms-no-recheck-after-lock":           MembershipCold,
+	"dr-drain-mutex-released-early":      CollectorDrain,
+	"dr-putback-prepends":                CollectorDrain,
 }
 
 // Targets lists the catalogue's logic mutants (not Race, not tolerance, not

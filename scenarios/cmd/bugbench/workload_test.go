@@ -14,7 +14,7 @@ import (
 // The control: on the production code the workload's checker passes under
 // every approach, so a failure under a mutant is the mutant's.
 func TestWorkloadsPassOnTheProductionCode(t *testing.T) {
-	for _, w := range []*bugbench.Workload{bugbench.MembershipFence, bugbench.MembershipCold} {
+	for _, w := range []*bugbench.Workload{bugbench.MembershipFence, bugbench.MembershipCold, bugbench.CollectorDrain} {
 		for _, st := range Strategies {
 			a := Windtunnel(w, "", st, Caps{Seeds: 5, Wall: time.Minute})
 			assert.False(t, a.Caught, "%s under %s: %s", w.Name, st, a.Failure)
