@@ -76,6 +76,9 @@ func (a *Arm) Fired() bool { return a.fired }
 type Injector struct {
 	s    *sim.Sim
 	arms []*Arm
+	// Otherwise, if set, decides the fault of a database call no arm
+	// fires on (a workload's background latency).
+	Otherwise func(call string) simdb.Fault
 }
 
 // NewInjector returns an injector with nothing armed.
@@ -139,6 +142,9 @@ func (a *Arm) err() error { return fmt.Errorf("%w: %s on %s #%d", ErrInjected, a
 
 func (in *Injector) dbFault(call string) simdb.Fault {
 	a := in.match(call)
+	if a == nil && in.Otherwise != nil {
+		return in.Otherwise(call)
+	}
 	if a == nil {
 		return simdb.Fault{}
 	}

@@ -54,10 +54,13 @@ type inflight struct {
 	s       *sim.Sim
 	running map[inflightKey]int
 	dropped map[inflightKey]bool
+	// began counts every read begun per key, so that a workload can tell
+	// whether one began within an interval.
+	began map[inflightKey]int
 }
 
 func newInflight(s *sim.Sim) *inflight {
-	return &inflight{s: s, running: map[inflightKey]int{}, dropped: map[inflightKey]bool{}}
+	return &inflight{s: s, running: map[inflightKey]int{}, dropped: map[inflightKey]bool{}, began: map[inflightKey]int{}}
 }
 
 // begin notes a read starting; end must follow.
@@ -71,7 +74,11 @@ func (f *inflight) begin(k inflightKey) {
 		}
 	}
 	f.running[k]++
+	f.began[k]++
 }
+
+// activity is how many reads of k are running and how many have begun.
+func (f *inflight) activity(k inflightKey) (running, began int) { return f.running[k], f.began[k] }
 
 func (f *inflight) end(k inflightKey) {
 	f.running[k]--
