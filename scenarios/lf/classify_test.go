@@ -49,6 +49,9 @@ var lf1Table = []struct {
 	{"[{peer=a}]=debug", false, "field directive"},
 	{"buzz_relay[conn{peer=a}]=trace", false, "span with a field"},
 	{"[conn{peer=a,shard=3}]=info,warn", false, "span with two fields (a comma inside braces)"},
+	{"[conn{}]=debug", false, "an empty field list"},
+	{"buzz_relay[conn{ }]=info", false, "a field list of whitespace"},
+	{"[conn{peer=a, shard=3}]=info,[request{task=0}]", false, "two span directives, spaces between fields"},
 	{"{peer=a}=debug", false, "a field list outside brackets"},
 	{"x{a=1}=debug", false, "a brace after a target"},
 	{"]=debug", false, "a stray closing bracket"},
@@ -214,6 +217,19 @@ func lf1EdgeRows(l lf1Limits) []struct{ list, why string } {
 	return rows
 }
 
+// lf1Accepted are the table's lists that are not plain and that
+// EnvFilter's directive grammar (tracing-subscriber 0.3) accepts: the
+// span-aware filter must take each, not refuse it. A refused list goes to
+// neither path, so its class alone does not tell a parser that rejects a
+// valid form (an empty field list, a comma between fields) from one that
+// reads it.
+var lf1Accepted = map[string]bool{
+	"[conn]=debug": true, "[conn]": true, "info,[conn]=debug": true, "buzz_relay[conn]=debug": true,
+	"buzz_relay[conn]": true, " buzz_relay[conn]=debug ": true, "[{peer=a}]=debug": true,
+	"buzz_relay[conn{peer=a}]=trace": true, "[conn{peer=a,shard=3}]=info,warn": true,
+	"[conn{}]=debug": true, "buzz_relay[conn{ }]=info": true, "[conn{peer=a, shard=3}]=info,[request{task=0}]": true,
+}
+
 // judge classifies one list: the reference's answer (and the expected one,
 // when the list's construction gives it), IsPlain's, and the path New took,
 // observed from outside (locks created and taken) and as Kind says.
@@ -252,6 +268,8 @@ func (tl *lf1Tally) judge(list string, want *bool, why string) {
 	}
 	// Not plain: New is the span-aware filter, its result and error alike.
 	switch {
+	case lf1Accepted[list] && err != nil:
+		wrong("EnvFilter's grammar accepts it, New rejected it: %v", err)
 	case errText(err) != errText(saErr):
 		wrong("not plain: New's error %q is not the span-aware filter's %q", errText(err), errText(saErr))
 	case err == nil && (path != pathLocking || kind != logfilter.KindSpanAware):

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 
 	"github.com/windtunnel/windtunnel/impl/logfilter"
@@ -80,7 +81,8 @@ const TraceLevel = slog.LevelDebug - 4
 // segment boundary) and of the second (buzz_relay::connection). They also
 // include an unrelated target, and one nested in a one-letter target
 // (b::conn). A parent lookup that stops one character short of the start
-// misses b.
+// misses b. Two end in colons (buzz_relay: and buzz_relay::), where a
+// lookup that reads one character past a "::" runs off the end.
 var EventTargets = []string{
 	"buzz_relay",
 	"buzz_relay::conn",
@@ -90,20 +92,22 @@ var EventTargets = []string{
 	"buzz_relay::connection",
 	"other",
 	"b::conn",
+	"buzz_relay:",
+	"buzz_relay::",
 }
 
 // AllTargets are the event targets and "", a logger that sets no target.
 var AllTargets = append(append([]string{}, EventTargets...), "")
 
 // EventLevels are every level a directive can name, the levels just below
-// and just above each (so that a comparison off by one shows), and one far
-// above.
+// and just above each (so that a comparison off by one shows), one far
+// above, and the highest level there is, which only "off" drops.
 var EventLevels = func() []slog.Level {
 	var out []slog.Level
 	for _, l := range []slog.Level{TraceLevel, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
 		out = append(out, l-1, l, l+1)
 	}
-	return append(out, slog.LevelError+20)
+	return append(out, slog.LevelError+20, slog.Level(math.MaxInt))
 }()
 
 // AllLevels lets a wrapped handler pass everything: only the filter

@@ -56,7 +56,9 @@ type Plan struct {
 	// newest point about once in a hundred queries) (DR-7).
 	FinalQueries bool
 	// Refusals is the number of invalid records (World.Refuse) a refuser
-	// task issues, each of which must be refused with ErrInvalid. Full lets
+	// task issues, each of which must be refused with ErrInvalid; it then
+	// records at both ends of the documented range of times, which must be
+	// taken. Full lets
 	// records be refused with ErrFull: for a world whose
 	// Collector.MaxBufferedPoints the plan fills.
 	Refusals int
@@ -177,6 +179,11 @@ func (w *World) Run(p Plan) {
 				if op := w.Refuse("refuser", n); !errors.Is(op.Err, collector.ErrInvalid) {
 					s.Failf("world: %s: want collector.ErrInvalid, got %v", op, op.Err)
 				}
+			}
+			// And the two ends of the documented range, which it must take.
+			for _, ts := range []int64{DocMinTime, DocMaxTime - 1} {
+				w.pause(p.Pause)
+				check(w.Record("refuser", w.Keys[0], ts))
 			}
 		})
 	}

@@ -230,19 +230,29 @@ func (w *World) record(task, key string, ts int64, hook int) Op {
 	return w.ret(op, begin)
 }
 
+// The range of times Record accepts, as its documentation gives it:
+// [1700-01-01, 2200-01-01) UTC. Literals, not the package's variables, so
+// that a moved bound shows.
+var (
+	DocMinTime = time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	DocMaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+)
+
 // Refuse issues the n-th of the records the collector must refuse as
-// invalid, without taking its lock: an empty key, a NaN value and a time
-// before collector.MinTime, in turn. The world counts the refusals
-// (Account); the checkers skip the answer.
+// invalid, without taking its lock: an empty key, a NaN value, a time 1 ns
+// before the documented range and one at its end, in turn. The world counts
+// the refusals (Account); the checkers skip the answer.
 func (w *World) Refuse(task string, n int) Op {
 	in := model.CollectorInput{Op: model.OpRecord, Key: w.Keys[0], TS: w.Stamps.Base, Value: 1}
-	switch n % 3 {
+	switch n % 4 {
 	case 0:
 		in.Key = ""
 	case 1:
 		in.Value = math.NaN()
 	case 2:
-		in.TS = collector.MinTime.UnixNano() - 1
+		in.TS = DocMinTime - 1
+	case 3:
+		in.TS = DocMaxTime
 	}
 	op := Op{Task: task, Kind: KindRecord, In: in}
 	begin := w.call(&op)
