@@ -18,7 +18,8 @@ BUGBENCH_WALL    ?= 60s
 BUGBENCH_MUTANTS ?=
 BUGBENCH_RACE    ?= true
 FLIGHT_ROUNDS   ?= 6
-FLIGHT_MUTANTS  ?= oc-no-age-check,oc-age-from-fill-completion
+FLIGHT_LONG     ?= 2
+FLIGHT_MUTANTS  ?= oc-no-age-check,oc-age-from-fill-completion,oc-member-ttl-removed,ms-no-expiry,ms-expiry-from-load-completion
 FLIGHT_ARGS     ?=
 GOKER_SEEDS      ?= 1000
 GOKER_STRATEGIES ?= random,pct,pos,surw
@@ -70,7 +71,7 @@ integration:
 
 ## flight: relays flown on real PostgreSQL and Redis with faults (Toxiproxy), judged by checks/ on the claims' bounds; then FLIGHT_MUTANTS, each must be caught
 flight:
-	GO=$(GO) impl/edge/testenv/run.sh scripts/toxiproxy.sh $(GO) run ./scenarios/cmd/flight -rounds $(FLIGHT_ROUNDS) -mutants '$(FLIGHT_MUTANTS)' $(FLIGHT_ARGS)
+	GO=$(GO) impl/edge/testenv/run.sh scripts/toxiproxy.sh $(GO) run ./scenarios/cmd/flight -rounds $(FLIGHT_ROUNDS) -long $(FLIGHT_LONG) -mutants '$(FLIGHT_MUTANTS)' $(FLIGHT_ARGS)
 
 ## browser-test: the timeline page rendered in headless Chromium, installed by the script
 browser-test:

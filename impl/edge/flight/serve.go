@@ -157,6 +157,7 @@ func (s *server) handle(ctx context.Context, req Request) Response {
 		resp.Stats = &Stats{
 			AcquireWaits:  s.pool.waits.snapshot(),
 			Statements:    s.pool.stmts.snapshot(),
+			MemberReads:   s.pool.memberReads.snapshot(),
 			StatementErrs: s.pool.stmtErrs.get(),
 			Subscriptions: m[redisbus.MetricSubscriptions],
 			Subscribed:    m[redisbus.MetricSubscribed],

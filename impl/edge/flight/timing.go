@@ -43,7 +43,11 @@ func (s *samples) snapshot() []int64 {
 type timedPool struct {
 	authz.Pool
 	waits, stmts samples
-	stmtErrs     errCount
+	// memberReads is each member-half read from the start of its Acquire
+	// to its statement's return: what OC-7's TTL adds (it counts from the
+	// entry's insertion, after the read).
+	memberReads samples
+	stmtErrs    errCount
 }
 
 type errCount struct {
@@ -65,12 +69,13 @@ func (p *timedPool) Acquire(ctx context.Context) (authz.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &timedConn{Conn: c, p: p}, nil
+	return &timedConn{Conn: c, p: p, acquired: start}, nil
 }
 
 type timedConn struct {
 	authz.Conn
-	p *timedPool
+	p        *timedPool
+	acquired time.Time // when its Acquire began
 }
 
 func (c *timedConn) done(start time.Time, err error) {
@@ -84,6 +89,7 @@ func (c *timedConn) MemberChannels(ctx context.Context, community, user authz.ID
 	start := time.Now()
 	ids, err := c.Conn.MemberChannels(ctx, community, user)
 	c.done(start, err)
+	c.p.memberReads.add(time.Since(c.acquired))
 	return ids, err
 }
 

@@ -30,13 +30,14 @@ func servers(t *testing.T) Options {
 }
 
 // The short flight of make test's integration stage: two relay
-// processes, one fast and one slow race round per revocation kind, OC-2
-// judged on the recorded history with the bound plus the measured
-// uncertainty; tightness of at least 0.9 on purpose; then the mutant
-// without the age check, which the same flight must catch.
+// processes, one fast and one slow OC-2 round per revocation kind, one
+// 10 s round (OC-7, MS-2, MS-10), OC-10's cross-community asks and MS-3's
+// one-relay phase, judged on the recorded history with the bounds plus
+// the measured uncertainty; OC-2's tightness at least 0.9 on purpose; then
+// the mutant without the age check, which the same flight must catch.
 func TestShortFlight(t *testing.T) {
 	o := servers(t)
-	o.Seed, o.Relays, o.Rounds = 1, 2, 2
+	o.Seed, o.Relays, o.Rounds, o.Long, o.MS3, o.Churn = 1, 2, 2, 1, true, 3*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, o, nil)
@@ -52,9 +53,16 @@ func TestShortFlight(t *testing.T) {
 	oc2 := res.Verdicts[0]
 	require.Equal(t, "OC-2", oc2.Claim)
 	assert.GreaterOrEqual(t, oc2.Tight, 0.9, "OC-2's race must reach 0.9 of the window")
+	assert.Zero(t, res.Cross.Grants, "OC-10")
+	assert.Positive(t, res.Cross.Reads, "OC-10")
+	require.NotNil(t, res.Lin)
+	assert.Equal(t, "Ok", res.Lin.Verdict, "MS-3: %v", res.Lin.Keys)
+	assert.Len(t, res.Verdicts, 4, "OC-2, OC-7, MS-2, MS-10")
 	assert.Less(t, res.U.Total(), 50*time.Millisecond, "the uncertainty added to the bound")
 
-	o.Mutant, o.Rounds = "oc-no-age-check", 1
+	o, err = o.forMutant("oc-no-age-check")
+	require.NoError(t, err)
+	o.Rounds = 1
 	mres, err := Run(ctx, o, nil)
 	require.NoError(t, err)
 	caught, line := mutantVerdict(o.Mutant, mres)

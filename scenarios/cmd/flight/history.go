@@ -38,6 +38,16 @@ type history struct {
 	commits []flight.Commit
 	gaps    []int64 // commit At − the racing read's invoke, ns
 	errs    map[string]int
+	faults  map[string]int // churn faults applied, by kind
+}
+
+func (h *history) addFault(kind string) {
+	h.mu.Lock()
+	if h.faults == nil {
+		h.faults = map[string]int{}
+	}
+	h.faults[kind]++
+	h.mu.Unlock()
 }
 
 func (h *history) addRead(r read) {

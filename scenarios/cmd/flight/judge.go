@@ -19,6 +19,7 @@ type verdict struct {
 	What         string
 	b            claims.Bound
 	U            time.Duration // clock + commit uncertainty added to the bound
+	Fill         time.Duration // OC-7: the longest database read, which the TTL's insertion adds
 	Reads        int
 	Worst        time.Duration
 	Seen         bool
@@ -28,7 +29,7 @@ type verdict struct {
 	Cross        string // porcupine's Δ-shift cross-check
 }
 
-func (v verdict) Limit() time.Duration { return v.b.Duration() + v.U }
+func (v verdict) Limit() time.Duration { return v.b.Duration() + v.Fill + v.U }
 
 // uncertainty is what the flight adds to every bound: the clock's U and
 // the commit log's: a change became visible at some instant in
@@ -50,12 +51,13 @@ func commitUncertainty(mine []flight.Commit) time.Duration {
 	return time.Duration(m)
 }
 
-// judgeStaleness runs the exact staleness checker over the reads of one
-// class against the truth, and porcupine's Δ-shift cross-check at the
+// judgeStaleness runs the exact staleness checker over the reads keep
+// selects against the truth, judging their grant-staleness (grants), their
+// deny-staleness, or both, and porcupine's Δ-shift cross-check at the
 // bound plus U (less 1 ns: the claims' windows are half-open).
-func judgeStaleness(claim, bound, what string, grants bool, reads []read, keep func(read) bool, truth checks.Truth, u uncertainty) (verdict, error) {
+func judgeStaleness(claim, bound, what string, grants, both bool, reads []read, keep func(read) bool, truth checks.Truth, u uncertainty, fill time.Duration) (verdict, error) {
 	b := claims.Get(claim, bound)
-	v := verdict{Claim: claim, Bound: bound, What: what, b: b, U: u.Total()}
+	v := verdict{Claim: claim, Bound: bound, What: what, b: b, U: u.Total(), Fill: fill}
 	var sel []read
 	for _, r := range reads {
 		if keep(r) {
@@ -68,7 +70,15 @@ func judgeStaleness(claim, bound, what string, grants bool, reads []read, keep f
 		return v, fmt.Errorf("%s: %w", claim, err)
 	}
 	class := rep.Deny
-	if grants {
+	switch {
+	case both && (rep.Grant.Phantoms > 0 || rep.Grant.MaxStaleness >= rep.Deny.MaxStaleness):
+		class.Reads += rep.Grant.Reads
+		class.Phantoms += rep.Grant.Phantoms
+		class.MaxStaleness, class.Witness = rep.Grant.MaxStaleness, rep.Grant.Witness
+	case both:
+		class.Reads += rep.Grant.Reads
+		class.Phantoms += rep.Grant.Phantoms
+	case grants:
 		class = rep.Grant
 	}
 	v.Reads = class.Reads
@@ -116,4 +126,23 @@ func quantiles(ns []int64, ps ...float64) []time.Duration {
 		out[i] = time.Duration(s[j])
 	}
 	return out
+}
+
+// countVerdict is OC-10: grants of a channel asked under another
+// community; any is a violation.
+type countVerdict struct {
+	Reads, Grants int
+}
+
+func countGrants(reads []read, class string) countVerdict {
+	var c countVerdict
+	for _, r := range reads {
+		if r.Class == class {
+			c.Reads++
+			if r.OK {
+				c.Grants++
+			}
+		}
+	}
+	return c
 }

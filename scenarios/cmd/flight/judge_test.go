@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestOC2JudgeOnAHandMadeHistory(t *testing.T) {
 	judge := func(reads []read, u uncertainty) verdict {
 		truth, err := buildTruth(log, reads)
 		require.NoError(t, err)
-		v, err := judgeStaleness("OC-2", "open set max age", "test", true, reads, nonMember, truth, u)
+		v, err := judgeStaleness("OC-2", "open set max age", "test", true, false, reads, nonMember, truth, u, 0)
 		require.NoError(t, err)
 		return v
 	}
@@ -53,3 +54,21 @@ func TestOC2JudgeOnAHandMadeHistory(t *testing.T) {
 }
 
 type stringsBuilder = strings.Builder
+
+// The fault schedule: every kind drawn, within the churn, never two
+// faults at once on one relay.
+func TestScheduleCoversEveryKindWithoutOverlap(t *testing.T) {
+	length := 10 * time.Second
+	fs := schedule(rand.New(rand.NewPCG(1, 1)), 2, length, 2*10+len(faultKinds))
+	kinds := map[string]bool{}
+	for i, f := range fs {
+		kinds[f.Kind] = true
+		assert.LessOrEqual(t, f.At+f.For, length)
+		for _, g := range fs[i+1:] {
+			if g.Relay == f.Relay {
+				assert.False(t, f.At < g.At+g.For && g.At < f.At+f.For, "faults %v and %v overlap", f, g)
+			}
+		}
+	}
+	assert.Len(t, kinds, len(faultKinds))
+}

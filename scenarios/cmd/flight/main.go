@@ -24,6 +24,9 @@ func main() {
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the workload and fault schedule")
 	flag.IntVar(&o.Relays, "relays", 2, "relay processes")
 	flag.IntVar(&o.Rounds, "rounds", 4, "OC-2 race rounds (each races every revocation kind on one relay with its bus cut)")
+	flag.IntVar(&o.Long, "long", 1, "10 s race rounds (OC-7, MS-2, MS-10 on one relay with its bus cut)")
+	flag.DurationVar(&o.Churn, "churn", 10*time.Second, "the seeded churn's length: random reads and writes on every relay under a seeded fault schedule")
+	flag.BoolVar(&o.MS3, "ms3", true, "fly MS-3's one-relay linearizability phase")
 	flag.IntVar(&o.MaxConns, "max-conns", 0, "each relay's pool size (0: pgstore's default)")
 	muts := flag.String("mutants", "", "comma-separated catalogue mutants to fly after the production flight; each must be caught")
 	verbose := flag.Bool("v", false, "relays' logs to stderr")
@@ -41,15 +44,16 @@ func main() {
 		os.Exit(2)
 	}
 	report(os.Stdout, res)
-	for _, v := range res.Verdicts {
-		ok = ok && v.Holds
-	}
+	ok = res.holds()
 	for _, id := range strings.Split(*muts, ",") {
 		if id = strings.TrimSpace(id); id == "" {
 			continue
 		}
-		mo := o
-		mo.Mutant = id
+		mo, err := o.forMutant(id)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 		mres, err := Run(ctx, mo, logTo)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "flight:", id+":", err)

@@ -13,6 +13,10 @@ import (
 
 var nextID atomic.Uint64
 
+// lastCommunity is the community of the latest OC race, which the next
+// one asks its channel under (OC-10).
+var lastCommunity atomic.Value
+
 func newID(kind byte) authz.ID { return authz.NewID(kind, nextID.Add(1)) }
 
 // revocation is one way a channel stops being open to non-members.
@@ -89,7 +93,7 @@ func (e *env) ocRace(ctx context.Context, h *history, rv revocation, r, w int, w
 		}()
 		// Commit once the server has answered the open-set read (its
 		// snapshot is taken), while the answer is still held in the proxy.
-		if err := e.waitServerDone(ctx, sent, 3*slowRead); err != nil {
+		if err := e.waitServerDone(ctx, sent, "%visibility = 'open'%", 3*slowRead); err != nil {
 			wg.Wait()
 			return err
 		}
@@ -106,7 +110,7 @@ func (e *env) ocRace(ctx context.Context, h *history, rv revocation, r, w int, w
 		}
 		if !primed || !prime.OK {
 			h.addErr("slow race: prime denied (its snapshot came after the revocation)")
-			return nil
+			return errInconclusive
 		}
 		h.addGap(c.At - prime.Invoke)
 		e.probe(ctx, h, r, community, ch, prime.Invoke, c.At, window)
@@ -115,6 +119,12 @@ func (e *env) ocRace(ctx context.Context, h *history, rv revocation, r, w int, w
 	prime, ok := e.ask(ctx, h, r, flight.OpGranted, classNonMember, community, u0, ch)
 	if !ok || !prime.OK {
 		return fmt.Errorf("prime of an open listed channel failed or denied")
+	}
+	// OC-10: the same channel asked under another community, one the
+	// relay has never read and one whose sets it holds.
+	e.ask(ctx, h, r, flight.OpGranted, classCross, newID('k'), u0, ch)
+	if prev, ok := lastCommunity.Swap(&community).(*authz.ID); ok && prev != nil {
+		e.ask(ctx, h, r, flight.OpGranted, classCross, *prev, u0, ch)
 	}
 	c, err = rv.do(ctx, e.writer, ch)
 	if err != nil {
@@ -127,45 +137,53 @@ func (e *env) ocRace(ctx context.Context, h *history, rv revocation, r, w int, w
 	return nil
 }
 
-// probe asks new readers on relay r, coarsely until shortly before the
-// window's end counted from the racing read's invocation (from), then
-// finely, until two in a row are denied past that end, or until the
-// window and half of it have passed since the revocation (committed) with
-// no such denials: a cache that serves past the window is probed there.
+// probe asks new readers on relay r for the OC-2 race (see probeUntil).
 func (e *env) probe(ctx context.Context, h *history, r int, community, ch authz.ID, from, committed int64, window time.Duration) {
+	e.probeUntil(from, committed, window, probeCoarse, probeFine, func() (read, bool) {
+		return e.ask(ctx, h, r, flight.OpGranted, classNonMember, community, newID('u'), ch)
+	}, func(p read) bool { return !p.OK })
+}
+
+// probeUntil asks, coarsely until shortly before the window's end counted
+// from the racing read's invocation (from), then finely, until two answers
+// in a row have flipped (flipped) past that end, or until the window and
+// half of it have passed since the change committed: a cache that serves
+// past the window is probed there.
+func (e *env) probeUntil(from, committed int64, window, coarse, fine time.Duration, ask func() (read, bool), flipped func(read) bool) {
 	start := time.Unix(0, from)
 	end := time.Unix(0, committed).Add(window + window/2)
-	fine := start.Add(window - 2*probeCoarse)
-	denied := 0
-	for i := 0; i < 10_000 && time.Now().Before(end); i++ {
-		p, ok := e.ask(ctx, h, r, flight.OpGranted, classNonMember, community, newID('u'), ch)
+	fineFrom := start.Add(window - 2*coarse)
+	n := 0
+	for i := 0; i < 100_000 && time.Now().Before(end); i++ {
+		p, ok := ask()
 		switch {
-		case ok && !p.OK && time.Unix(0, p.Invoke).After(start.Add(window)):
-			if denied++; denied == 2 {
+		case ok && flipped(p) && time.Unix(0, p.Invoke).After(start.Add(window)):
+			if n++; n == 2 {
 				return
 			}
-		case ok && p.OK:
-			denied = 0
+		case ok && !flipped(p):
+			n = 0
 		}
-		step := probeCoarse
-		if time.Now().After(fine) {
-			step = probeFine
+		step := coarse
+		if time.Now().After(fineFrom) {
+			step = fine
 		}
 		time.Sleep(step)
 	}
 }
 
 // waitServerDone waits (polling pg_stat_activity, at most limit) until a
-// backend has finished an open-set read that started after since: the
-// read's snapshot is then taken, whatever its answer's delay in the proxy.
-func (e *env) waitServerDone(ctx context.Context, since time.Time, limit time.Duration) error {
+// backend has finished a statement matching pattern that started after
+// since: its snapshot is then taken, whatever its answer's delay in the
+// proxy.
+func (e *env) waitServerDone(ctx context.Context, since time.Time, pattern string, limit time.Duration) error {
 	e.adminMu.Lock()
 	defer e.adminMu.Unlock()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		var n int
 		err := e.admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE state = 'idle' AND query LIKE '%visibility = ''open''%' AND query_start >= $1`, since).Scan(&n)
+WHERE state = 'idle' AND query LIKE $2 AND query_start >= $1`, since, pattern).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("flight: pg_stat_activity: %w", err)
 		}

@@ -17,7 +17,10 @@ type Options struct {
 	Seed     uint64
 	Relays   int // at least 2
 	Rounds   int // OC-2 race rounds: each cuts one relay's bus and races every revocation kind
-	MaxConns int // each relay's pool size (0: pgstore's default)
+	Long     int // 10 s race rounds: OC-7, MS-2 and MS-10 races on one relay with its bus cut
+	MS3      bool
+	Churn    time.Duration // the seeded churn's length (0: none)
+	MaxConns int           // each relay's pool size (0: pgstore's default)
 	Mutant   string
 
 	PGURL, RedisAddr, ToxiAddr string
@@ -27,8 +30,14 @@ func (o Options) validate() error {
 	switch {
 	case o.Relays < 2 || o.Relays > 8:
 		return fmt.Errorf("flight: -relays must be 2 to 8, got %d", o.Relays)
-	case o.Rounds < 1 || o.Rounds > 100:
-		return fmt.Errorf("flight: -rounds must be 1 to 100, got %d", o.Rounds)
+	case o.Rounds < 0 || o.Rounds > 100:
+		return fmt.Errorf("flight: -rounds must be 0 to 100, got %d", o.Rounds)
+	case o.Rounds == 0 && o.Long == 0 && !o.MS3 && o.Churn == 0:
+		return fmt.Errorf("flight: nothing to fly: -rounds 0, -long 0 and no -ms3")
+	case o.Churn < 0 || o.Churn > 10*time.Minute:
+		return fmt.Errorf("flight: -churn must be 0 to 10m, got %v", o.Churn)
+	case o.Long < 0 || o.Long > 20:
+		return fmt.Errorf("flight: -long must be 0 to 20, got %d", o.Long)
 	case o.PGURL == "" || o.RedisAddr == "" || o.ToxiAddr == "":
 		return fmt.Errorf("flight: needs %s, %s and %s (make flight sets them)", "WINDTUNNEL_PG_URL", "WINDTUNNEL_REDIS_ADDR", flight.EnvToxiproxy)
 	}
@@ -45,7 +54,12 @@ type Result struct {
 	Gaps      []int64
 	CommitLog []flightCommit // the writer's view: with Sent and Acked
 	Errors    map[string]int
+	Faults    map[string]int
 	Wall      time.Duration
+	Cross     countVerdict // OC-10
+	Lin       *linVerdict  // MS-3
+	Dist      distributions
+	Calm      distributions // before any fault
 }
 
 // Run flies one flight and judges it.
@@ -66,6 +80,10 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x666c69676874))
 	h := &history{}
+	calm, err := e.calibrate(ctx, h)
+	if err != nil {
+		return Result{}, err
+	}
 	window := claims.Get("OC-2", "open set max age").Duration()
 	for round := range o.Rounds {
 		r := rng.IntN(o.Relays)
@@ -81,7 +99,7 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 		// one after another, as each puts its latency on the reader's proxy.
 		for i, rv := range kinds {
 			if slow {
-				errs[i] = e.ocRace(ctx, h, rv, r, w, window, slow)
+				errs[i] = retried(func() error { return e.ocRace(ctx, h, rv, r, w, window, slow) })
 				continue
 			}
 			wg.Add(1)
@@ -97,6 +115,60 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 			}
 		}
 	}
+	memberWindow := claims.Get("MS-2", "freshness").Duration()
+	for round := range o.Long {
+		r := rng.IntN(o.Relays)
+		w := (r + 1 + rng.IntN(o.Relays-1)) % o.Relays
+		if err := e.cutBus(ctx, r); err != nil {
+			return Result{}, err
+		}
+		// Even rounds race OC-7, MS-2 and MS-10 side by side; odd rounds
+		// race MS-2 alone with a slow load.
+		type race struct {
+			op    string
+			grant bool
+		}
+		races := []race{{flight.OpGranted, false}, {flight.OpMember, false}, {flight.OpMember, true}}
+		slow := round%2 == 1
+		if slow {
+			races = []race{{flight.OpMember, false}}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(races))
+		for i, rc := range races {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = retried(func() error { return e.memberRace(ctx, h, rc.op, rc.grant, r, w, memberWindow, slow) })
+			}()
+		}
+		wg.Wait()
+		if err := e.restoreBus(ctx, r); err != nil {
+			return Result{}, err
+		}
+		for _, err := range errs {
+			if err != nil {
+				return Result{}, fmt.Errorf("long round %d: %w", round, err)
+			}
+		}
+	}
+	if o.Churn > 0 {
+		if err := e.churn(ctx, h, rng, o.Churn); err != nil {
+			return Result{}, fmt.Errorf("churn: %w", err)
+		}
+	}
+	var lin *linVerdict
+	if o.MS3 {
+		l, err := e.ms3(ctx, rng, clk.U())
+		if err != nil {
+			return Result{}, err
+		}
+		lin = &l
+	}
+	dist, err := e.distributions(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	after, err := e.measureClocks(ctx)
 	if err != nil {
 		return Result{}, err
@@ -108,18 +180,34 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	classifyChurn(h.reads, log)
 	truth, err := buildTruth(log, h.reads)
 	if err != nil {
 		return Result{}, err
 	}
 	u := uncertainty{Clock: clk, Commit: commitUncertainty(h.commits)}
-	res := Result{Options: o, U: u, Reads: len(h.reads), Commits: len(log), Gaps: h.gaps, Errors: h.errs, CommitLog: h.commits}
-	oc2, err := judgeStaleness("OC-2", "open set max age", "grant-staleness of non-member reads racing each revocation, bus cut",
-		true, h.reads, func(r read) bool { return r.Class == classNonMember }, truth, u)
-	if err != nil {
-		return res, err
+	res := Result{Options: o, U: u, Reads: len(h.reads), Commits: len(log), Gaps: h.gaps, Errors: h.errs, Faults: h.faults, CommitLog: h.commits, Lin: lin, Dist: dist, Calm: calm}
+	for _, j := range []struct {
+		claim, bound, what string
+		grants, both       bool
+		class              string
+		fill               time.Duration
+	}{
+		{"OC-2", "open set max age", "grant-staleness of non-member reads (races with the bus cut, churn)", true, false, classNonMember, 0},
+		{"OC-7", "member ttl", "grant-staleness of member reads (a removed member's race, churn)", true, false, classMember, dist.fill()},
+		{"MS-2", "freshness", "grant- and deny-staleness of membership checks (races, churn)", false, true, classMS, 0},
+		{"MS-10", "freshness", "deny-staleness of membership checks (a new member's race, churn)", false, false, classMS, 0},
+	} {
+		if j.class != classNonMember && o.Long == 0 && o.Churn == 0 {
+			continue
+		}
+		v, err := judgeStaleness(j.claim, j.bound, j.what, j.grants, j.both, h.reads, func(r read) bool { return r.Class == j.class }, truth, u, j.fill)
+		if err != nil {
+			return res, err
+		}
+		res.Verdicts = append(res.Verdicts, v)
 	}
-	res.Verdicts = append(res.Verdicts, oc2)
+	res.Cross = countGrants(h.reads, classCross)
 	res.Wall = time.Since(start)
 	return res, nil
 }
@@ -172,4 +260,40 @@ func (e *env) stats(ctx context.Context, i int) (flight.Stats, error) {
 		return flight.Stats{}, fmt.Errorf("relay %d: stats: %s", i, resp.Err)
 	}
 	return *resp.Stats, nil
+}
+
+// holds reports whether every claim the flight judged holds.
+func (r Result) holds() bool {
+	for _, v := range r.Verdicts {
+		if !v.Holds {
+			return false
+		}
+	}
+	return r.Cross.Grants == 0 && (r.Lin == nil || r.Lin.Verdict == "Ok")
+}
+
+// forMutant narrows o to the phases that judge the mutant's claims: the
+// OC-2 rounds for OC-2 and OC-4, the 10 s rounds (at least two, so the
+// slow MS-2 round flies) for OC-7, MS-2 and MS-10, and MS-3's phase.
+func (o Options) forMutant(id string) (Options, error) {
+	m, ok := findMutant(id)
+	if !ok {
+		return o, fmt.Errorf("flight: no catalogue mutant %q", id)
+	}
+	n := o
+	n.Mutant, n.Rounds, n.Long, n.MS3 = id, 0, 0, false
+	for _, c := range m.Claims {
+		switch c {
+		case "OC-2", "OC-4", "OC-10":
+			n.Rounds = max(o.Rounds, 2)
+		case "OC-7", "MS-2", "MS-10":
+			n.Long = max(o.Long, 2)
+		case "MS-3":
+			n.MS3 = true
+		}
+	}
+	if n.Rounds == 0 && n.Long == 0 && !n.MS3 {
+		return o, fmt.Errorf("flight: mutant %s's claims %v are not flown here", id, m.Claims)
+	}
+	return n, nil
 }

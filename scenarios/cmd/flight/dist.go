@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/windtunnel/windtunnel/impl/edge/flight"
+
+	"github.com/windtunnel/windtunnel/sim/simdb"
+)
+
+// snapshotProbes is how many statements place the server's statement
+// start inside the driver's round trip.
+const snapshotProbes = 200
+
+// distributions is what the real servers did, for the simulated model's
+// parameters: the relays' pool waits and statement times (faults
+// included), and where in a statement's round trip the server starts it
+// (a READ COMMITTED statement takes its snapshot at its start; simdb
+// takes it at the instant the statement is issued).
+type distributions struct {
+	AcquireWaits, Statements []int64
+	MemberReads              []int64 // member half: Acquire start to statement return
+	ToStart, FromStart       []int64 // driver send → statement_timestamp(), and it → reply
+	StatementErrs            int64
+	Resubscriptions          int64
+}
+
+// fill is the longest member-half read of any relay, from the start of
+// its Acquire to its statement's return: OC-7's TTL counts from the
+// entry's insertion, after that read, so the tunnel's check adds the
+// longest member read its world measured to the bound, and so does this.
+func (d distributions) fill() time.Duration {
+	var m int64
+	for _, v := range d.MemberReads {
+		m = max(m, v)
+	}
+	return time.Duration(m)
+}
+
+func (e *env) distributions(ctx context.Context) (distributions, error) {
+	var d distributions
+	for i := range e.relays {
+		st, err := e.stats(ctx, i)
+		if err != nil {
+			return d, err
+		}
+		d.AcquireWaits = append(d.AcquireWaits, st.AcquireWaits...)
+		d.Statements = append(d.Statements, st.Statements...)
+		d.MemberReads = append(d.MemberReads, st.MemberReads...)
+		d.StatementErrs += st.StatementErrs
+		d.Resubscriptions += st.Subscriptions - 1
+	}
+	e.adminMu.Lock()
+	defer e.adminMu.Unlock()
+	for range snapshotProbes {
+		var st time.Time
+		t0 := time.Now().UnixNano()
+		if err := e.admin.QueryRow(ctx, `SELECT statement_timestamp()`).Scan(&st); err != nil {
+			return d, err
+		}
+		t1 := time.Now().UnixNano()
+		d.ToStart = append(d.ToStart, st.UnixNano()-t0)
+		d.FromStart = append(d.FromStart, t1-st.UnixNano())
+	}
+	return d, nil
+}
+
+// quantileRow is p50, p99 and max of a series.
+func quantileRow(ns []int64) string {
+	if len(ns) == 0 {
+		return "none"
+	}
+	q := quantiles(ns, 0.5, 0.99, 1)
+	return fmt.Sprintf("p50 %v, p99 %v, max %v (n=%d)", q[0], q[1], q[2], len(ns))
+}
+
+// simulatedModel is simdb's default parameters, as the simulated worlds
+// use them unless a swarm seed changes them.
+func simulatedModel() string {
+	l := simdb.DefaultLatency
+	return fmt.Sprintf("statement latency uniform [%v, %v] (slow tail off by default; swarm seeds add one), pool %d connections FIFO, snapshot at the statement's issue instant",
+		l.BaseMin, l.BaseMax, simdb.DefaultPoolSize)
+}
+
+// calibrationReads is how many cold reads of each cache each relay makes
+// before any fault, for the fault-free distributions.
+const calibrationReads = 100
+
+// calibrate makes cold reads on every relay, one at a time, with no fault
+// anywhere, and returns the distributions they produced: the real
+// servers' healthy statement times and pool waits, next to simdb's
+// DefaultLatency.
+func (e *env) calibrate(ctx context.Context, h *history) (distributions, error) {
+	k, ch := newID('k'), newID('c')
+	c, err := e.writer.CreateChannel(ctx, k, ch, true, true)
+	if err != nil {
+		return distributions{}, err
+	}
+	h.addCommit(c)
+	for i := range e.relays {
+		for range calibrationReads {
+			e.ask(ctx, h, i, flight.OpGranted, classNonMember, k, newID('u'), ch)
+			e.ask(ctx, h, i, flight.OpMember, classMS, k, newID('u'), ch)
+		}
+	}
+	return e.distributions(ctx)
+}
