@@ -16,6 +16,7 @@
 //	DR-9   racefree_test.go   flush workers started and stopped at once on real goroutines, under the race detector: Stop ends the worker whichever came first
 //	DR-8   wait_test.go       wall clock: the longest lock wait during a flush, old design against new (real goroutines)
 //	DR-9   worker_test.go     a failed flush cycle is logged and counted under the source text's series; the worker goes on; a cycle running at the stop: giving up is no failure, failing is one
+//	DR-9   stats_test.go      every stats operation as scraped and snapshotted, help text included; every mistake in a metric definition panics where it is made
 //	DR-10  prune_test.go      prune copies at most the straddling chunk per key (reached exactly), at both sizes; out of order, only straddlers
 //	DR-11  flush_test.go      the flush output equals the old collector's (model/baseline), replayed in lock order, at both sizes; half the seeds around the Unix epoch
 //	DR-11  flushfunc_test.go  through FlushFunc, started off the minute: every bucket reaches the sink once and whole

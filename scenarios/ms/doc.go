@@ -6,6 +6,7 @@
 //
 //	MS-1   cold_test.go        a cold client in N channels causes one read
 //	MS-2   freshness_test.go   snapshots are < 10 s old from checkout (churn, and a race to the bound for grants and denials)
+//	MS-2   inspect_test.go     Inspect says fresh until the freshness from checkout ends an entry, and not fresh from that instant on
 //	MS-3   fence_test.go       an old load cannot repopulate an invalidated entry, per-user or community-wide (porcupine, and proofs with two loads)
 //	MS-3   racefree_test.go    the same on real goroutines, under the race detector in make race: the races the simulator cannot see
 //	MS-4   boundary_test.go    16,384 IDs per snapshot, 16,385 fetched, a marker above (and only while above: it expires)

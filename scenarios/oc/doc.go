@@ -17,6 +17,7 @@
 //	OC-7   member_test.go     member grants keep the 10 s window (churn, race, lost membership)
 //	OC-8   load_test.go       a cold burst reads ~20x fewer rows than union-per-reader
 //	OC-9   metrics_test.go    the source text's counters count what happened, as scraped through the Prometheus parser
+//	OC-9   capacity_test.go   each half filled to exactly its capacity keeps every entry (every second read a hit, as scraped); one more evicts only the least recent
 //	OC-9   sharedread_test.go one miss per half per lookup around failed and abandoned shared reads (absent cold, expired aged), as scraped
 //	OC-9   flows_test.go      every lookup flow x database call (pods.Flows) under an error, a cancellation and a slow answer: answers and every counter
 //	OC-10  community_test.go  never a channel of another community

@@ -220,7 +220,7 @@ func absDur(d time.Duration) time.Duration {
 }
 
 // TestTW4_BurstsAcrossBudgets fires bursts of simultaneous deadlines larger
-// than configured budgets of 16 to 4,096 (1.1 to 4 budgets, some exact
+// than configured budgets of 1 to 4,096 (1.1 to 4 budgets, some exact
 // multiples) on 1 to 3 threads with idle connections around them. Exactly:
 // the pass at the tick after the deadline fires the budget and stops, the
 // next budget fires a continuation of the claims table later, and so on;
@@ -243,7 +243,8 @@ func scriptedBursts(s *sim.Sim) (claims.Sample, error) {
 	tick := claims.Get("TW-2", "tick").Duration()
 	threads := 1 + rnd.IntN(3)
 	cop := defaultCop()
-	cop.Budget = []int{16, 64, 256, 4096}[rnd.IntN(4)]
+	budgets := []int{1, 2, 16, 64, 256, 4096} // the smallest there is, 1, among them
+	cop.Budget = budgets[rnd.IntN(len(budgets))]
 	b := cop.Budget
 	var conns []netthreads.ScriptConn
 	type burst struct {

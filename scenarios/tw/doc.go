@@ -11,10 +11,12 @@
 //	TW-2   racefree_test.go      a handler on real goroutines, under the race detector in make race: active connections never timed out, idle ones once, nothing left; the races the simulator cannot see
 //	TW-3   visits_test.go        100,000 idle connections: 0 visits per pass, seen from outside (wheel deadlines, a bare wheel's Deadline calls) and counted
 //	TW-4   budget_test.go        the first pass fires exactly the budget, continuations exactly 1 ms apart (callback instants), bursts across budgets, swarm lag
+//	TW-4   edges_test.go         every configuration field at its ends, a budget of 1 with its counters, a 1 ns timeout pushed by activity, timeouts refused on a closed connection
 //	TW-5   wrap_test.go          once per ring until due (scripted), fast-forward after pauses and clock jumps longer than the ring, catch-up after pauses of a few ticks ending on the grid (swarm)
 //	TW-6   schedule_test.go      scheduled exactly when live (swarm), O(1) allocation-free Schedule/Cancel (wall clock)
 //	TW-7   audit_test.go         the audit counts injected lost and late connections, and is clean on correct code
 //	TW-8   metrics_test.go       the claims table's counter names, registered, equal to what the harness saw (scripted, swarm, real runtime)
+//	TW-8   accounted_test.go     every series a cop registers is one the checks compare (a new metric with no comparison fails)
 //	TW-9   speed_test.go         the idle-pass ratio against the locked full scan, in one run (wall clock)
 //	TW-10  eviction_test.go      a full queue evicts the least recently active connection: one timeout event, counted, out of the wheel (swarm vs model.FullScanQueue, directed)
 //
