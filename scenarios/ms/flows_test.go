@@ -196,6 +196,41 @@ func (f *msFlight) badInput() error {
 	if err := f.judge(before, map[string]int64{}, "checks with a zero ID"); err != nil {
 		return err
 	}
+	// A request already cancelled: its context's error, from a warm user
+	// (u1, loaded just before) as from a cold one (u2, dropped), counting
+	// nothing and leaving nothing behind.
+	if err := f.clean1(user(1)); err != nil {
+		return err
+	}
+	f.drop(user(2))
+	before, err = f.counters()
+	if err != nil {
+		return err
+	}
+	checkouts = f.w.DB.Stats().Checkouts
+	done, cancel := f.s.WithCancel(bg)
+	cancel()
+	for _, u := range []authz.ID{user(1), user(2)} {
+		_, errI := f.pod.MS.IsMember(done, community, u, channel(1))
+		_, errS := f.pod.MS.Subscribe(done, community, u, channel(1))
+		for i, e := range []error{errI, errS} {
+			f.smp.Of++
+			if !errors.Is(e, context.Canceled) {
+				f.smp.Wrongly(func() string {
+					return fmt.Sprintf("check %d of %s by a cancelled request: %v, want its context's error", i, pods.Short(u), e)
+				})
+			}
+		}
+	}
+	if info, ok := f.pod.MS.Inspect(community, user(2)); ok {
+		f.smp.Wrongly(func() string { return fmt.Sprintf("a cancelled request left a %s entry for a cold user", info.Kind) })
+	}
+	if n := f.w.DB.Stats().Checkouts - checkouts; n != 0 {
+		f.smp.Wrongly(func() string { return fmt.Sprintf("checks with a cancelled context checked out %d connections", n) })
+	}
+	if err := f.judge(before, map[string]int64{}, "checks with a cancelled context"); err != nil {
+		return err
+	}
 	builds := []struct {
 		what string
 		err  func() error
@@ -219,6 +254,25 @@ func (f *msFlight) badInput() error {
 		}
 	}
 	return nil
+}
+
+// clean1 checks one channel of u with nothing injected, against the
+// harness's account.
+func (f *msFlight) clean1(u authz.ID) error {
+	before, err := f.counters()
+	if err != nil {
+		return err
+	}
+	want := map[string]int64{}
+	exp := f.check(u, channel(1), false, false, 0, want)
+	got, gerr := f.pod.MS.IsMember(context.Background(), community, u, channel(1))
+	f.smp.Of++
+	if gerr != nil || got != exp {
+		f.smp.Wrongly(func() string {
+			return fmt.Sprintf("clean check of %s: %v (%v), the harness's account %v", pods.Short(u), got, gerr, exp)
+		})
+	}
+	return f.judge(before, want, "clean check")
 }
 
 // drop resets u's entry, as an invalidation does.
