@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,22 +140,37 @@ type Result struct {
 
 // Fly runs the harness in dir (from Prepare) over the kernels whose names
 // match run, with up to seeds seeds under strategy, and returns one Result
-// per kernel, and go test's output.
+// per kernel, and go test's output. Results add to those already in dir for
+// strategy, so that a set can be flown in parts; a later result for a
+// kernel replaces an earlier one.
 func Fly(dir, run, strategy string, seeds int) ([]Result, string, error) {
 	results := filepath.Join(dir, "results-"+strategy+".jsonl")
-	_ = os.Remove(results)
-	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-timeout=2h", "-run", "^TestKernels$/^("+run+")$",
+	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-timeout=6h", "-v", "-run", "^TestKernels$/^("+run+")$",
 		fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.strategy="+strategy, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOKER_RESULTS="+results, "GOWORK=off")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	// The output goes to a file as it comes, so that a long run can be
+	// watched (tail -f DIR/out-STRATEGY.log).
+	logPath := filepath.Join(dir, "out-"+strategy+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	err = cmd.Run()
+	log.Close()
+	outB, _ := os.ReadFile(logPath)
+	out := bytes.NewBuffer(outB)
 	rs, rerr := readResults(results, strategy)
 	if rerr != nil {
 		return nil, out.String(), fmt.Errorf("goker: no results (%v); go test said %v:\n%s", rerr, err, tail(out.String(), 40))
 	}
 	return rs, out.String(), nil
+}
+
+// ReadResults reads the results Fly left in dir for strategy.
+func ReadResults(dir, strategy string) ([]Result, error) {
+	return readResults(filepath.Join(dir, "results-"+strategy+".jsonl"), strategy)
 }
 
 func readResults(path, strategy string) ([]Result, error) {
@@ -172,6 +188,10 @@ func readResults(path, strategy string) ([]Result, error) {
 			return nil, err
 		}
 		r.Strategy = strategy
+		if i := slices.IndexFunc(rs, func(x Result) bool { return x.Kernel == r.Kernel }); i >= 0 {
+			rs[i] = r
+			continue
+		}
 		rs = append(rs, r)
 	}
 	return rs, sc.Err()
@@ -219,7 +239,7 @@ func TestKernels(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			sum := simtest.Run(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second}}, func(s *sim.Sim) error {
+			sum := simtest.Run(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second, MaxSteps: 5_000_000, StepDuration: time.Microsecond}}, func(s *sim.Sim) error {
 				rtgo.Use(s)
 				cmds[name]()
 				return nil

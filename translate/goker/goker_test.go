@@ -24,6 +24,8 @@ var (
 	table      = flag.String("goker.table", "", "write the whole set's table (markdown) to this file")
 	kernels    = flag.String("goker.run", ".*", "the whole set's kernels: a regular expression of their names")
 	replay     = flag.String("goker.replay", "", "replay this seed of the kernel -goker.run names under the first of -goker.strategies")
+	workDir    = flag.String("goker.dir", "", "translate into this directory (kept, with each strategy's results-STRATEGY.jsonl) instead of a temporary one")
+	reuse      = flag.Bool("goker.reuse", false, "with -goker.dir: render the table from the results already there instead of flying again")
 )
 
 // sample are small kernels whose bugs need a particular interleaving: a
@@ -42,6 +44,10 @@ func prepare(t *testing.T) (string, string, []goker.Kernel) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
+	if *workDir != "" {
+		dir = *workDir
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
 	ks, err := goker.Prepare(src, dir, moduleRoot(t))
 	require.NoError(t, err)
 	return src, dir, ks
@@ -96,7 +102,14 @@ func TestGoKerAll(t *testing.T) {
 	found := map[string]map[string]goker.Result{}
 	var strats []string
 	for _, st := range strings.Split(*strategies, ",") {
-		rs, out, err := goker.Fly(dir, *kernels, st, *seeds)
+		var rs []goker.Result
+		var out string
+		var err error
+		if *reuse {
+			rs, err = goker.ReadResults(dir, st)
+		} else {
+			rs, out, err = goker.Fly(dir, *kernels, st, *seeds)
+		}
 		if err != nil {
 			t.Errorf("strategy %s: %v", st, err)
 			continue
@@ -108,7 +121,7 @@ func TestGoKerAll(t *testing.T) {
 			}
 			found[r.Kernel][st] = r
 		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "out-"+st+".txt"), []byte(out), 0o644))
+		_ = out // kept in DIR/out-STRATEGY.log
 	}
 	exe, err := goker.BuildReal(src, t.TempDir())
 	require.NoError(t, err)
@@ -126,8 +139,11 @@ func TestGoKerAll(t *testing.T) {
 		nKernels++
 		real, err := goker.RealRate(exe, k.Name, *realRuns)
 		realCell := fmt.Sprintf("%d/%d", real, *realRuns)
-		if err != nil {
+		switch {
+		case err != nil:
 			realCell = "hangs"
+		case *realRuns == 0:
+			realCell = "not run"
 		}
 		pub := k.Published
 		if pub == "" {
@@ -148,8 +164,11 @@ func TestGoKerAll(t *testing.T) {
 			case r.Found > 0 && goker.Definite(r.Message):
 				any = true
 				cells = append(cells, fmt.Sprintf("%d (%s)", r.Found, r.Seed))
+			case r.Found > 0 && strings.Contains(r.Message, "still blocked"):
+				cells = append(cells, fmt.Sprintf("possible leak at %d (%s)", r.Found, r.Seed))
 			case r.Found > 0:
-				cells = append(cells, fmt.Sprintf("possible at %d (%s)", r.Found, r.Seed))
+				kind, _, _ := strings.Cut(r.Message, " ")
+				cells = append(cells, fmt.Sprintf("no: %s at seed %d", kind, r.Found))
 			default:
 				cells = append(cells, fmt.Sprintf("not in %d", r.Seeds))
 			}

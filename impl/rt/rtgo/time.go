@@ -2,7 +2,6 @@ package rtgo
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/rt"
@@ -82,12 +81,13 @@ func (t *Timer) drain() {
 func After(d time.Duration) *rt.Chan[time.Time] { return NewTimer(d).C }
 
 // Ticker is time.Ticker: C receives an instant every period, dropping ticks
-// a slow reader misses.
+// a slow reader misses. One task per ticker sleeps from tick to tick, so
+// that a ticker faster than the clock's steps costs a task, not one per
+// tick.
 type Ticker struct {
 	C      *rt.Chan[time.Time]
 	period time.Duration
-	gen    atomic.Int64
-	timer  rt.Timer
+	cancel context.CancelFunc
 }
 
 // NewTicker is time.NewTicker.
@@ -96,33 +96,30 @@ func NewTicker(d time.Duration) *Ticker {
 		panic("non-positive interval for NewTicker")
 	}
 	t := &Ticker{C: MakeChan[time.Time](1), period: d}
-	t.arm()
+	t.start()
 	return t
 }
 
-func (t *Ticker) arm() {
+func (t *Ticker) start() {
 	r := R()
-	gen := t.gen.Load()
-	t.timer = r.AfterFunc(t.period, func() {
-		if t.gen.Load() != gen {
-			return
+	ctx, cancel := r.WithCancel(bg)
+	t.cancel = cancel
+	c, period := t.C, t.period
+	r.Go("ticker", func() {
+		for r.Sleep(ctx, period) == nil {
+			rt.TrySelect(r, c.SendCase(r.Now()))
 		}
-		rt.TrySelect(r, t.C.SendCase(r.Now()))
-		t.arm()
 	})
 }
 
 // Stop is (*time.Ticker).Stop.
-func (t *Ticker) Stop() {
-	t.gen.Add(1)
-	t.timer.Stop()
-}
+func (t *Ticker) Stop() { t.cancel() }
 
 // Reset is (*time.Ticker).Reset.
 func (t *Ticker) Reset(d time.Duration) {
 	t.Stop()
 	t.period = d
-	t.arm()
+	t.start()
 }
 
 // Tick is time.Tick.
