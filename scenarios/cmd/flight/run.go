@@ -281,7 +281,7 @@ func (o Options) forMutant(id string) (Options, error) {
 		return o, fmt.Errorf("flight: no catalogue mutant %q", id)
 	}
 	n := o
-	n.Mutant, n.Rounds, n.Long, n.MS3 = id, 0, 0, false
+	n.Mutant, n.Rounds, n.Long, n.MS3, n.Churn = id, 0, 0, false, 0
 	for _, c := range m.Claims {
 		switch c {
 		case "OC-2", "OC-4", "OC-10":
