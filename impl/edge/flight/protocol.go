@@ -41,7 +41,7 @@ type Response struct {
 type Stats struct {
 	AcquireWaits  []int64 `json:"acquire_waits"`
 	Statements    []int64 `json:"statements"`
-	MemberReads   []int64 `json:"member_reads"` // member half: Acquire start to statement return
+	MemberReads   []int64 `json:"member_reads"`  // member half: Acquire start to statement return
 	Subscriptions int64   `json:"subscriptions"` // confirmed by Redis: 1 + reconnects
 	Subscribed    int64   `json:"subscribed"`    // 1 while subscribed
 	Received      int64   `json:"received"`      // invalidations received
