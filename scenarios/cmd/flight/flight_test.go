@@ -53,6 +53,7 @@ func TestShortFlight(t *testing.T) {
 	oc2 := res.Verdicts[0]
 	require.Equal(t, "OC-2", oc2.Claim)
 	assert.GreaterOrEqual(t, oc2.Tight, 0.9, "OC-2's race must reach 0.9 of the window")
+	assert.Empty(t, res.untight(), "every race reaches 0.9 of its bound")
 	assert.Zero(t, res.Cross.Grants, "OC-10")
 	assert.Positive(t, res.Cross.Reads, "OC-10")
 	require.NotNil(t, res.Lin)

@@ -45,6 +45,10 @@ func main() {
 	}
 	report(os.Stdout, res)
 	ok = res.holds()
+	for _, u := range res.untight() {
+		fmt.Println("NOT TIGHT:", u)
+		ok = false
+	}
 	for _, id := range strings.Split(*muts, ",") {
 		if id = strings.TrimSpace(id); id == "" {
 			continue

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,7 +64,6 @@ func (e *env) ocRace(ctx context.Context, h *history, rv revocation, r, w int, w
 		return err
 	}
 	h.addCommit(c)
-	reader := e.relays[r]
 	// Warm the reader's member half of the priming user and its pool, then
 	// drop only the open set (a visibility message about another channel),
 	// so the prime's one query is the open-set read.
@@ -77,38 +75,14 @@ func (e *env) ocRace(ctx context.Context, h *history, rv revocation, r, w int, w
 		return err
 	}
 	if slow {
-		toxic := reader.pgProxy + "-slow"
-		if err := e.toxi.AddToxic(ctx, reader.pgProxy, flight.Toxic{Name: toxic, Type: "latency", Stream: "downstream", Toxicity: 1,
-			Attributes: map[string]int{"latency": int(slowRead / time.Millisecond)}}); err != nil {
-			return err
-		}
-		var prime read
-		var primed bool
-		var wg sync.WaitGroup
-		wg.Add(1)
-		sent := time.Now()
-		go func() {
-			defer wg.Done()
-			prime, primed = e.ask(ctx, h, r, flight.OpGranted, classNonMember, community, u0, ch)
-		}()
-		// Commit once the server has answered the open-set read (its
-		// snapshot is taken), while the answer is still held in the proxy.
-		if err := e.waitServerDone(ctx, sent, "%visibility = 'open'%", 3*slowRead); err != nil {
-			wg.Wait()
-			return err
-		}
-		c, err := rv.do(ctx, e.writer, ch)
+		prime, c, err := e.slowPrime(ctx, h, r, func() (read, bool) {
+			return e.ask(ctx, h, r, flight.OpGranted, classNonMember, community, u0, ch)
+		}, "%visibility = 'open'%", func() (flight.Commit, error) { return rv.do(ctx, e.writer, ch) })
 		if err != nil {
-			wg.Wait()
 			return err
 		}
-		h.addCommit(c)
 		e.changed(ctx, h, w, authz.Message{Kind: rv.kind, CommunityID: community, ChannelID: ch})
-		wg.Wait()
-		if err := e.toxi.RemoveToxic(ctx, reader.pgProxy, toxic); err != nil {
-			return err
-		}
-		if !primed || !prime.OK {
+		if !prime.OK {
 			h.addErr("slow race: prime denied (its snapshot came after the revocation)")
 			return errInconclusive
 		}

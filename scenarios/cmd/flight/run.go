@@ -297,3 +297,25 @@ func (o Options) forMutant(id string) (Options, error) {
 	}
 	return n, nil
 }
+
+// minTight is how close to its bound each race must drive its claim's
+// worst staleness (issue 39's goal): a race that stops short could not
+// tell the bound from a wider one.
+const minTight = 0.9
+
+// untight lists the claims whose races ran but whose worst stayed under
+// minTight of the bound: OC-2 when OC-2 rounds flew, OC-7, MS-2 and
+// MS-10 when 10 s rounds flew.
+func (r Result) untight() []string {
+	var out []string
+	for _, v := range r.Verdicts {
+		raced := r.Options.Rounds > 0
+		if v.Claim != "OC-2" {
+			raced = r.Options.Long > 0
+		}
+		if raced && v.Tight < minTight {
+			out = append(out, fmt.Sprintf("%s: tightness %.4f < %.1f", v.Claim, v.Tight, minTight))
+		}
+	}
+	return out
+}
