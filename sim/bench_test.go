@@ -217,6 +217,11 @@ var stepCases = []struct {
 	{"random", func(int64) Strategy { return RandomWalk() }, yieldOp},
 	{"pct", func(steps int64) Strategy { return PCT(3, steps+1) }, yieldOp},
 	{"mutex", func(int64) Strategy { return RandomWalk() }, contendedOp},
+	// POS and SURW look at every runnable task at each step (the races of
+	// the step, the weights): their steps grow with the tasks by design,
+	// and their 512/2 ratios are a measure, not a goal.
+	{"pos", func(int64) Strategy { return POS() }, contendedOp},
+	{"surw", func(int64) Strategy { return SURW(nil) }, contendedOp},
 }
 
 func yieldOp(s *Sim) func() { return s.Yield }
