@@ -187,3 +187,23 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 		}
 	}
 }
+
+// A seed found by POS or SURW shrinks as one found by random walk does,
+// and the shrunk file replays it.
+func TestHarnessShrinksUnderPOSAndSURW(t *testing.T) {
+	for _, name := range []string{"pos", "surw"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			out, err := childRun(t, dir, "TestFixtureShrink", "shrink", nil, "-sim.strategy="+name, "-sim.out="+dir+"/art", "-sim.record=false", "-sim.shrink")
+			require.Error(t, err, "the seed still fails")
+			assert.Contains(t, out, "strategy   "+name+"\n")
+			assert.Contains(t, out, `still fails with "check: lost update: counter`)
+			m := regexp.MustCompile(`-sim\.replay=(\S+shrunk/replay\.txt)`).FindStringSubmatch(out)
+			require.NotNil(t, m, out)
+			again, err := childRun(t, dir, "TestFixtureShrink", "shrink", nil, "-sim.out="+dir+"/art2", "-sim.replay="+m[1])
+			require.Error(t, err)
+			assert.Contains(t, again, "failure    check: lost update: counter")
+			assert.NotContains(t, again, "diverged")
+		})
+	}
+}
