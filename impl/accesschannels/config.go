@@ -49,8 +49,20 @@ type Config struct {
 	CommunityCapacity int
 }
 
-// withDefaults fills zero fields and rejects nonsense values.
+// withDefaults rejects nonsense values and fills zero fields. Negative
+// values are refused before the defaults replace the zeros, so that the
+// test sees every value a caller can pass.
 func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.MaxAgeOpen < 0:
+		return c, fmt.Errorf("accesschannels: MaxAgeOpen must be positive, got %v", c.MaxAgeOpen)
+	case c.TTL < 0:
+		return c, fmt.Errorf("accesschannels: TTL must be positive, got %v", c.TTL)
+	case c.MemberCapacity < 0:
+		return c, fmt.Errorf("accesschannels: MemberCapacity must be positive, got %d", c.MemberCapacity)
+	case c.CommunityCapacity < 0:
+		return c, fmt.Errorf("accesschannels: CommunityCapacity must be positive, got %d", c.CommunityCapacity)
+	}
 	if c.MaxAgeOpen == 0 {
 		c.MaxAgeOpen = DefaultMaxAgeOpen
 	}
@@ -63,17 +75,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.CommunityCapacity == 0 {
 		c.CommunityCapacity = DefaultCommunityCapacity
 	}
-	switch {
-	case c.MaxAgeOpen < 0:
-		return c, fmt.Errorf("accesschannels: MaxAgeOpen must be positive, got %v", c.MaxAgeOpen)
-	case c.TTL < 0:
-		return c, fmt.Errorf("accesschannels: TTL must be positive, got %v", c.TTL)
-	case c.MaxAgeOpen > c.TTL:
+	if c.MaxAgeOpen > c.TTL {
 		return c, fmt.Errorf("accesschannels: MaxAgeOpen (%v) must not exceed TTL (%v)", c.MaxAgeOpen, c.TTL)
-	case c.MemberCapacity < 0:
-		return c, fmt.Errorf("accesschannels: MemberCapacity must be positive, got %d", c.MemberCapacity)
-	case c.CommunityCapacity < 0:
-		return c, fmt.Errorf("accesschannels: CommunityCapacity must be positive, got %d", c.CommunityCapacity)
 	}
 	return c, nil
 }

@@ -58,6 +58,16 @@ type Config struct {
 
 // withDefaults fills zero fields and rejects values that cannot work.
 func (c Config) withDefaults() (Config, error) {
+	// Negative values are refused before the defaults replace the zeros,
+	// so that each test sees every value a caller can pass.
+	var errs []error
+	if c.Freshness < 0 {
+		errs = append(errs, fmt.Errorf("config field Freshness must be positive, got %v", c.Freshness))
+	}
+	if c.LockWait < 0 {
+		errs = append(errs, fmt.Errorf("config field LockWait must be positive, got %v", c.LockWait))
+	}
+	badIDs := c.MaxSnapshotIDs < 0
 	if c.Freshness == 0 {
 		c.Freshness = DefaultFreshness
 	}
@@ -70,14 +80,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.LockWait == 0 {
 		c.LockWait = DefaultLockWait
 	}
-	var errs []error
-	if c.Freshness < 0 {
-		errs = append(errs, fmt.Errorf("config field Freshness must be positive, got %v", c.Freshness))
-	}
-	if c.LockWait < 0 {
-		errs = append(errs, fmt.Errorf("config field LockWait must be positive, got %v", c.LockWait))
-	}
-	if c.MaxSnapshotIDs < 0 || c.MaxSnapshotIDs > maxSnapshotIDsLimit {
+	if badIDs || c.MaxSnapshotIDs > maxSnapshotIDsLimit {
 		errs = append(errs, fmt.Errorf("config field MaxSnapshotIDs must be in [1, %d], got %d", maxSnapshotIDsLimit, c.MaxSnapshotIDs))
 	} else if need := EntryWeight(Snapshot, c.MaxSnapshotIDs); c.BudgetBytes < need {
 		// A budget below one maximum-size snapshot would silently turn
