@@ -242,6 +242,10 @@ func (f *msFlight) badInput() error {
 			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{LockWait: -time.Second}})
 			return err
 		}},
+		{"relay.New with a negative MaxSnapshotIDs", func() error {
+			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{MaxSnapshotIDs: -1}})
+			return err
+		}},
 		{"relay.New with a budget below one snapshot", func() error {
 			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{MaxSnapshotIDs: 8, BudgetBytes: membership.EntryWeight(membership.Snapshot, 8) - 1}})
 			return err
