@@ -1,6 +1,7 @@
 package lf
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,6 +56,8 @@ var lf1Table = []struct {
 	{"{peer=a}=debug", false, "a field list outside brackets"},
 	{"x{a=1}=debug", false, "a brace after a target"},
 	{"]=debug", false, "a stray closing bracket"},
+	{"]=debug,info", false, "a stray closing bracket, then a comma"},
+	{"info,x}=warn,[conn]=debug", false, "a stray closing brace between two segments"},
 	{"buzz_relay=[conn]", false, "brackets in the level"},
 	{"=debug", false, "empty target"},
 	{" =debug", false, "empty target after trimming"},
@@ -217,6 +220,27 @@ func lf1EdgeRows(l lf1Limits) []struct{ list, why string } {
 	return rows
 }
 
+// refSegments is the reference reading of a list's segments: it is cut at
+// each comma outside [...] and {...}, a closing bracket or brace with none
+// open being an ordinary character; each segment is trimmed, and empty
+// ones keep their place.
+func refSegments(list string) []string {
+	var segs []string
+	depth, start := 0, 0
+	for i := 0; i <= len(list); i++ {
+		switch {
+		case i == len(list) || (list[i] == ',' && depth == 0):
+			segs = append(segs, strings.TrimSpace(list[start:i]))
+			start = i + 1
+		case list[i] == '[' || list[i] == '{':
+			depth++
+		case (list[i] == ']' || list[i] == '}') && depth > 0:
+			depth--
+		}
+	}
+	return segs
+}
+
 // lf1Accepted are the table's lists that are not plain and that
 // EnvFilter's directive grammar (tracing-subscriber 0.3) accepts: the
 // span-aware filter must take each, not refuse it. A refused list goes to
@@ -265,6 +289,13 @@ func (tl *lf1Tally) judge(list string, want *bool, why string) {
 			wrong("plain, but New's filter took the %s path (observed: %s)", kind, path)
 		}
 		return
+	}
+	// A refused list's error names one of its segments by its place.
+	var pe *logfilter.ParseError
+	if errors.As(err, &pe) && pe.Index >= 0 {
+		if segs := refSegments(list); pe.Index >= len(segs) || segs[pe.Index] != pe.Segment {
+			wrong("New's error names segment %d %q; the list's segments are %q", pe.Index, pe.Segment, segs)
+		}
 	}
 	// Not plain: New is the span-aware filter, its result and error alike.
 	switch {
