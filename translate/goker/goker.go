@@ -146,7 +146,7 @@ type Result struct {
 func Fly(dir, run, strategy string, seeds int) ([]Result, string, error) {
 	results := filepath.Join(dir, "results-"+strategy+".jsonl")
 	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-timeout=6h", "-v", "-run", "^TestKernels$/^("+run+")$",
-		fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.strategy="+strategy, ".")
+		fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.strategy="+strategy, "-sim.record=false", ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOKER_RESULTS="+results, "GOWORK=off")
 	// The output goes to a file as it comes, so that a long run can be

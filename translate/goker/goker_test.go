@@ -1,6 +1,7 @@
 package goker_test
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -26,6 +27,7 @@ var (
 	replay     = flag.String("goker.replay", "", "replay this seed of the kernel -goker.run names under the first of -goker.strategies")
 	workDir    = flag.String("goker.dir", "", "translate into this directory (kept, with each strategy's results-STRATEGY.jsonl) instead of a temporary one")
 	reuse      = flag.Bool("goker.reuse", false, "with -goker.dir: render the table from the results already there instead of flying again")
+	realFile   = flag.String("goker.realfile", "", "keep the real-runtime rates in this JSON file: read them from it when it exists, else measure and write them")
 )
 
 // sample are small kernels whose bugs need a particular interleaving: a
@@ -123,47 +125,43 @@ func TestGoKerAll(t *testing.T) {
 		}
 		_ = out // kept in DIR/out-STRATEGY.log
 	}
-	exe, err := goker.BuildReal(src, t.TempDir())
-	require.NoError(t, err)
+	rates := realRates(t, src, ks, pick)
 	var b strings.Builder
-	fmt.Fprintf(&b, "| kernel | translated | found | %s | real runtime | published |\n|---|---|---|", strings.Join(strats, " | "))
+	fmt.Fprintf(&b, "| kernel | translated | found | %s | real runtime | published | replay |\n|---|---|---|", strings.Join(strats, " | "))
 	for range strats {
 		b.WriteString("---|")
 	}
-	b.WriteString("---|---|\n")
+	b.WriteString("---|---|---|\n")
 	nFound, nTrans, nKernels := 0, 0, 0
 	for _, k := range ks {
 		if !pick.MatchString(k.Name) {
 			continue
 		}
 		nKernels++
-		real, err := goker.RealRate(exe, k.Name, *realRuns)
-		realCell := fmt.Sprintf("%d/%d", real, *realRuns)
-		switch {
-		case err != nil:
-			realCell = "hangs"
-		case *realRuns == 0:
-			realCell = "not run"
-		}
+		realCell := rates[k.Name]
 		pub := k.Published
 		if pub == "" {
 			pub = "—"
 		}
 		if len(k.Issues) > 0 {
-			fmt.Fprintf(&b, "| %s | no: %s |  |%s %s | %s |\n", k.Name, k.Issues[0], strings.Repeat("  |", len(strats)), realCell, pub)
+			fmt.Fprintf(&b, "| %s | no: %s |  |%s %s | %s |  |\n", k.Name, k.Issues[0], strings.Repeat("  |", len(strats)), realCell, pub)
 			continue
 		}
 		nTrans++
 		var cells []string
 		any := false
+		replayCmd := ""
 		for _, st := range strats {
 			r, ok := found[k.Name][st]
 			switch {
 			case !ok:
 				cells = append(cells, "no result")
 			case r.Found > 0 && goker.Definite(r.Message):
+				if !any {
+					replayCmd = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s`", k.Name, r.Seed, st)
+				}
 				any = true
-				cells = append(cells, fmt.Sprintf("%d (%s)", r.Found, r.Seed))
+				cells = append(cells, fmt.Sprintf("%d", r.Found))
 			case r.Found > 0 && strings.Contains(r.Message, "still blocked"):
 				cells = append(cells, fmt.Sprintf("possible leak at %d (%s)", r.Found, r.Seed))
 			case r.Found > 0:
@@ -178,11 +176,45 @@ func TestGoKerAll(t *testing.T) {
 			yes = "yes"
 			nFound++
 		}
-		fmt.Fprintf(&b, "| %s | yes | %s | %s | %s | %s |\n", k.Name, yes, strings.Join(cells, " | "), realCell, pub)
+		fmt.Fprintf(&b, "| %s | yes | %s | %s | %s | %s | %s |\n", k.Name, yes, strings.Join(cells, " | "), realCell, pub, replayCmd)
 	}
 	fmt.Fprintf(&b, "\n%d kernels, %d translated, %d found within %d seeds by some strategy.\n", nKernels, nTrans, nFound, *seeds)
 	t.Log("\n" + b.String())
 	if *table != "" {
 		require.NoError(t, os.WriteFile(*table, []byte(b.String()), 0o644))
 	}
+}
+
+// realRates runs every picked kernel on real goroutines -goker.real times
+// ("k/n" per kernel), or reads the rates -goker.realfile kept.
+func realRates(t *testing.T, src string, ks []goker.Kernel, pick *regexp.Regexp) map[string]string {
+	rates := map[string]string{}
+	if *realFile != "" {
+		if b, err := os.ReadFile(*realFile); err == nil {
+			require.NoError(t, json.Unmarshal(b, &rates))
+			return rates
+		}
+	}
+	exe, err := goker.BuildReal(src, t.TempDir())
+	require.NoError(t, err)
+	for _, k := range ks {
+		if !pick.MatchString(k.Name) {
+			continue
+		}
+		n, err := goker.RealRate(exe, k.Name, *realRuns)
+		switch {
+		case err != nil:
+			rates[k.Name] = "hangs"
+		case *realRuns == 0:
+			rates[k.Name] = "not run"
+		default:
+			rates[k.Name] = fmt.Sprintf("%d/%d", n, *realRuns)
+		}
+	}
+	if *realFile != "" {
+		b, err := json.Marshal(rates)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(*realFile, b, 0o644))
+	}
+	return rates
 }
