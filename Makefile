@@ -138,9 +138,9 @@ goker:
 	@mkdir -p $(OUT)
 	$(GO) test -count=1 -timeout 6h -run TestGoKerAll ./translate/goker -goker.all -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.table $(abspath $(OUT))/goker.md
 
-## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random]
+## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true]
 goker-replay:
-	$(GO) test -count=1 -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.strategies '$(or $(STRATEGY),random)'
+	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(or $(SHRINK),false)
 
 ## lint: gofmt, go vet and staticcheck
 lint:

@@ -260,10 +260,16 @@ func TestKernels(t *testing.T) {
 `
 
 // Replay runs one seed of one kernel again, verbosely (its failure report,
-// blocked tasks and trace tail), and reports whether it failed again.
-func Replay(dir, kernel, strategy, seed string) (string, bool, error) {
-	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-run", "^TestKernels$/^"+kernel+"$",
-		"-sim.seed="+seed, "-sim.strategy="+strategy, "-v", ".")
+// blocked tasks and trace tail), and reports whether it failed again. With
+// shrink, simtest shrinks the failing run too (its schedule: a kernel has no
+// operations to drop) and prints the shrunk run's interleaving and replay.
+func Replay(dir, kernel, strategy, seed string, shrink bool) (string, bool, error) {
+	args := []string{"test", "-vet=off", "-count=1", "-run", "^TestKernels$/^" + kernel + "$",
+		"-sim.seed=" + seed, "-sim.strategy=" + strategy, "-sim.record=false", "-v", "."}
+	if shrink {
+		args = append(args[:len(args)-1], "-sim.shrink", ".")
+	}
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	out, err := cmd.CombinedOutput()

@@ -27,6 +27,7 @@ var (
 	replay     = flag.String("goker.replay", "", "replay this seed of the kernel -goker.run names under the first of -goker.strategies")
 	workDir    = flag.String("goker.dir", "", "translate into this directory (kept, with each strategy's results-STRATEGY.jsonl) instead of a temporary one")
 	reuse      = flag.Bool("goker.reuse", false, "with -goker.dir: render the table from the results already there instead of flying again")
+	shrink     = flag.Bool("goker.shrink", false, "with -goker.replay: shrink the failing run too")
 	realFile   = flag.String("goker.realfile", "", "keep the real-runtime rates in this JSON file: read them from it when it exists, else measure and write them")
 )
 
@@ -86,7 +87,7 @@ func TestGoKerReplay(t *testing.T) {
 	}
 	_, dir, _ := prepare(t)
 	st := strings.Split(*strategies, ",")[0]
-	out, failed, err := goker.Replay(dir, *kernels, st, *replay)
+	out, failed, err := goker.Replay(dir, *kernels, st, *replay, *shrink)
 	require.NoError(t, err)
 	t.Log("\n" + out)
 	assert.True(t, failed, "the replayed run of %s did not fail", *kernels)
