@@ -1,0 +1,123 @@
+package translate_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/impl/rt/rtgo"
+	"github.com/windtunnel/windtunnel/sim"
+)
+
+// fly runs body as a leak-checked run bound to rtgo, and returns the run.
+func fly(t *testing.T, seed uint64, body func(s *sim.Sim)) sim.Result {
+	t.Helper()
+	res := sim.Run(sim.Config{Seed: seed, LeakCheck: true}, func(s *sim.Sim) {
+		rtgo.Use(s)
+		body(s)
+	})
+	rtgo.Use(nil)
+	return res
+}
+
+// Timers and tickers of translated code fire on the virtual clock at their
+// instants; a stopped timer delivers nothing; a stopped ticker's task ends.
+func TestRtgoTimersAndTickers(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		var fired time.Duration
+		var ticks []time.Duration
+		stopped := false
+		res := fly(t, seed, func(s *sim.Sim) {
+			start := rtgo.Now()
+			tm := rtgo.NewTimer(10 * time.Millisecond)
+			rtgo.Recv(tm.C)
+			fired = rtgo.Since(start)
+			tm2 := rtgo.NewTimer(time.Millisecond)
+			stopped = tm2.Stop()
+			rtgo.Sleep(5 * time.Millisecond)
+			i := rtgo.Select(true, rtgo.RecvCase(tm2.C))
+			assert.Equal(t, -1, i, "a stopped timer delivered")
+			tk := rtgo.NewTicker(5 * time.Millisecond)
+			start = rtgo.Now()
+			for range 3 {
+				rtgo.Recv(tk.C)
+				ticks = append(ticks, rtgo.Since(start))
+			}
+			tk.Stop()
+			rtgo.Recv(rtgo.After(time.Millisecond))
+		})
+		require.NoError(t, res.Err, "seed %d", seed)
+		assert.Equal(t, 10*time.Millisecond, fired)
+		assert.True(t, stopped)
+		assert.Equal(t, []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 15 * time.Millisecond}, ticks)
+	}
+}
+
+// An operation on a nil channel blocks forever, as in Go: the leak oracle
+// reports the task.
+func TestRtgoNilChannelBlocksForever(t *testing.T) {
+	res := fly(t, 1, func(s *sim.Sim) {
+		var ch *rt.Chan[int]
+		rtgo.Go("sender", func() { rtgo.Send(ch)(1) })
+	})
+	f := res.Failure()
+	require.NotNil(t, f)
+	assert.Equal(t, sim.FailLeak, f.Kind)
+	require.Len(t, f.Blocked, 1)
+	assert.Equal(t, "select (no cases) ", f.Blocked[0].Wait)
+}
+
+// A map ranged over in translated code is visited in key order, and a key
+// deleted during the loop is skipped.
+func TestRtgoSortedSkipsDeletedKeys(t *testing.T) {
+	m := map[string]int{"c": 3, "a": 1, "d": 4, "b": 2}
+	var seen []string
+	for k := range rtgo.Sorted(m) {
+		seen = append(seen, k)
+		delete(m, "c")
+	}
+	assert.Equal(t, []string{"a", "b", "d"}, seen)
+	assert.Equal(t, []string{"a", "b", "d"}, slices.Sorted(maps.Keys(m)))
+}
+
+// The sync types work from their zero values: WaitGroup.Go, Once, a Cond
+// over an RWMutex's read half, and a context's Done in a select.
+func TestRtgoZeroValueSync(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		res := fly(t, seed, func(s *sim.Sim) {
+			var wg rtgo.WaitGroup
+			var once rtgo.Once
+			var rw rtgo.RWMutex
+			cond := rtgo.NewCond(rw.RLocker())
+			runs, ready := 0, false
+			for range 3 {
+				wg.Go(func() {
+					once.Do(func() { runs++ })
+					rw.RLock()
+					for !ready {
+						cond.Wait()
+					}
+					rw.RUnlock()
+				})
+			}
+			rtgo.Sleep(time.Millisecond)
+			rw.Lock()
+			ready = true
+			rw.Unlock()
+			cond.Broadcast()
+			wg.Wait()
+			assert.Equal(t, 1, runs)
+			ctx, cancel := rtgo.WithTimeout(context.Background(), 3*time.Millisecond)
+			defer cancel()
+			never := rtgo.MakeChan[int](0)
+			assert.Equal(t, 1, rtgo.Select(false, rtgo.RecvCase(never), rtgo.DoneCase(ctx)))
+		})
+		require.NoError(t, res.Err, "seed %d", seed)
+	}
+}
