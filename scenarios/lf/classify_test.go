@@ -3,6 +3,7 @@ package lf
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -272,6 +273,18 @@ func (tl *lf1Tally) judge(list string, want *bool, why string) {
 		wrong("IsPlain says %v, the reference %v", got, ref)
 	}
 	path, kind, err := observePath(list)
+	if f, ferr := logfilter.New(rt.Real(), list); ferr == nil {
+		// The canonical form a filter prints is a list that reads back to
+		// the same directives, one directive a segment.
+		canon := f.String()
+		g, gerr := logfilter.New(rt.Real(), canon)
+		switch {
+		case gerr != nil:
+			wrong("its canonical form %q is refused: %v", canon, gerr)
+		case !reflect.DeepEqual(g.Directives(), f.Directives()):
+			wrong("its canonical form %q reads as the directives %v, the list as %v", canon, g.Directives(), f.Directives())
+		}
+	}
 	_, saErr := logfilter.NewSpanAware(rt.Real(), list)
 	switch {
 	case err == nil && path == pathLockFree:
