@@ -18,26 +18,42 @@ type verdict struct {
 	Claim, Bound string
 	What         string
 	b            claims.Bound
-	U            time.Duration // clock + commit uncertainty added to the bound
+	U            time.Duration // the clock's uncertainty, added to the bound
 	Fill         time.Duration // OC-7: the longest database read, which the TTL's insertion adds
 	Reads        int
-	Worst        time.Duration
-	Seen         bool
-	Holds        bool
-	Tight        float64
-	Witness      string
-	Cross        string // porcupine's Δ-shift cross-check
+	Worst        time.Duration // the largest staleness measured against the commit log's instants
+	// Adjusted is the largest staleness less the uncertainty of the commit
+	// that ended each read's answer (that commit's Acked − At): the least
+	// each read's true staleness can be. The verdict compares it.
+	Adjusted time.Duration
+	Delta    time.Duration // porcupine's cross-check ran at this Δ
+	Seen     bool
+	Holds    bool
+	Tight    float64
+	Witness  string
+	Cross    string // porcupine's Δ-shift cross-check
 }
 
 func (v verdict) Limit() time.Duration { return v.b.Duration() + v.Fill + v.U }
 
-// uncertainty is what the flight adds to every bound: the clock's U and
-// the commit log's: a change became visible at some instant in
-// [At, Acked], and the truth takes At, so a measured staleness may exceed
-// the true one by up to Acked − At.
+// uncertainty is what the flight knows it does not know: the clock's U,
+// added to every bound, and each commit's: a change became visible at
+// some instant in [At, Acked], and the truth takes At, so a read's measured
+// staleness may exceed its true one by up to its ending commit's
+// Acked − At, which is subtracted from that read's staleness alone.
 type uncertainty struct {
 	Clock  clockReport
 	Commit time.Duration // max Acked − At over the flight's commits
+	ByAt   map[int64]time.Duration
+}
+
+// commitSlack indexes each commit's Acked − At by its instant.
+func commitSlack(cs []flight.Commit) map[int64]time.Duration {
+	m := map[int64]time.Duration{}
+	for _, c := range cs {
+		m[c.At] = max(m[c.At], time.Duration(c.Acked-c.At))
+	}
+	return m
 }
 
 func (u uncertainty) Total() time.Duration { return u.Clock.U() + u.Commit }
@@ -57,7 +73,7 @@ func commitUncertainty(mine []flight.Commit) time.Duration {
 // bound plus U (less 1 ns: the claims' windows are half-open).
 func judgeStaleness(claim, bound, what string, grants, both bool, reads []read, keep func(read) bool, truth checks.Truth, u uncertainty, fill time.Duration) (verdict, error) {
 	b := claims.Get(claim, bound)
-	v := verdict{Claim: claim, Bound: bound, What: what, b: b, U: u.Total(), Fill: fill}
+	v := verdict{Claim: claim, Bound: bound, What: what, b: b, U: u.Clock.U(), Fill: fill}
 	var sel []read
 	for _, r := range reads {
 		if keep(r) {
@@ -84,23 +100,36 @@ func judgeStaleness(claim, bound, what string, grants, both bool, reads []read, 
 	v.Reads = class.Reads
 	v.Worst = class.MaxStaleness
 	v.Seen = class.Witness != nil
-	v.Holds = class.Phantoms == 0 && v.Worst < v.Limit()
+	adjusted, at, err := adjustedWorst(cr, truth, grants, both, u.ByAt)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", claim, err)
+	}
+	v.Adjusted = adjusted
+	v.Holds = class.Phantoms == 0 && v.Adjusted < v.Limit()
 	if b.Value > 0 {
 		v.Tight = float64(v.Worst) / float64(b.Duration())
 	}
-	if w := class.Witness; w != nil {
+	if w := class.Witness; w != nil && (v.Holds || at < 0) {
 		r := sel[w.Read.ID]
 		v.Witness = fmt.Sprintf("relay%d asked at %s, answer ended by the commit at %s (%v earlier)",
 			r.Relay, time.Unix(0, r.Invoke).UTC().Format("15:04:05.000000"), time.Unix(0, w.L).UTC().Format("15:04:05.000000"), w.Staleness)
 	}
+	if !v.Holds && at >= 0 {
+		r := sel[at]
+		v.Witness = fmt.Sprintf("relay%d asked at %s, %v after the commit that ended its answer, less that commit's uncertainty",
+			r.Relay, time.Unix(0, r.Invoke).UTC().Format("15:04:05.000000"), v.Adjusted)
+	}
 	if class.Phantoms > 0 {
 		v.Witness = fmt.Sprintf("%d phantom answers (never true)", class.Phantoms)
 	}
+	// The two checkers must agree on the raw staleness at the bound plus
+	// every uncertainty (the largest commit's too).
+	v.Delta = v.Limit() + u.Commit - time.Nanosecond
 	switch {
-	case !rep.Holds(v.Limit() - time.Nanosecond):
+	case !rep.Holds(v.Delta):
 		v.Cross = "not run (a class breaks the bound)"
 	default:
-		x := checks.CrossCheckWithin(cr, truth, v.Limit()-time.Nanosecond, crossCheckTimeout)
+		x := checks.CrossCheckWithin(cr, truth, v.Delta, crossCheckTimeout)
 		switch {
 		case x.Undecided:
 			v.Cross = "undecided (porcupine timed out)"
@@ -145,4 +174,37 @@ func countGrants(reads []read, class string) countVerdict {
 		}
 	}
 	return c
+}
+
+// adjustedWorst is the largest staleness, over the reads of the judged
+// class, less the uncertainty of the commit that ended each read's answer,
+// and that read's index (-1: none). Each read is run through the exact
+// checker alone, with its own key's truth, to find its ending commit.
+func adjustedWorst(cr []checks.Read, truth checks.Truth, grants, both bool, slack map[int64]time.Duration) (time.Duration, int, error) {
+	worst, at := time.Duration(-1), -1
+	for i, r := range cr {
+		if !both && r.Granted != grants {
+			continue
+		}
+		rep, err := checks.Staleness([]checks.Read{r}, checks.Truth{r.Key: truth[r.Key]})
+		if err != nil {
+			return 0, -1, err
+		}
+		class := rep.Deny
+		if r.Granted {
+			class = rep.Grant
+		}
+		w := class.Witness
+		if w == nil {
+			continue // a phantom: counted by the class report
+		}
+		s := w.Staleness
+		if w.Ended {
+			s = max(0, s-slack[w.EndCommit.At])
+		}
+		if s > worst {
+			worst, at = s, i
+		}
+	}
+	return max(worst, 0), at, nil
 }

@@ -32,18 +32,20 @@ func TestOC2JudgeOnAHandMadeHistory(t *testing.T) {
 		return v
 	}
 	ok := read{Op: flight.OpGranted, Class: classNonMember, Community: k, User: u1, Channel: ch, Invoke: 19 * sec / 10, Return: 19*sec/10 + 1000, OK: true}
-	u := uncertainty{Clock: clockReport{Resolution: time.Microsecond}, Commit: commitUncertainty(log)}
+	u := uncertainty{Clock: clockReport{Resolution: time.Microsecond}, Commit: commitUncertainty(log), ByAt: commitSlack(log)}
 	v := judge([]read{ok}, u)
 	assert.True(t, v.Holds)
 	assert.Equal(t, 900*time.Millisecond, v.Worst)
 	assert.InDelta(t, 0.9, v.Tight, 1e-9)
-	assert.Equal(t, time.Second+time.Microsecond+1000, v.Limit(), "the bound plus the clock's and the commit's uncertainty")
+	assert.Equal(t, time.Second+time.Microsecond, v.Limit(), "the bound plus the clock's uncertainty")
+	assert.Equal(t, 900*time.Millisecond-1000, v.Adjusted, "less its ending commit's Acked − At")
 
 	late := ok
 	late.User, late.Invoke, late.Return = u2, 22*sec/10, 22*sec/10+1000
 	v = judge([]read{ok, late}, u)
 	assert.False(t, v.Holds)
 	assert.Equal(t, 1200*time.Millisecond, v.Worst)
+	assert.Equal(t, 1200*time.Millisecond-1000, v.Adjusted)
 
 	// A grant after the channel never existed for that community is a
 	// phantom: never true.

@@ -63,6 +63,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "flight:", id+":", err)
 			os.Exit(2)
 		}
+		report(os.Stdout, mres)
 		caught, line := mutantVerdict(id, mres)
 		fmt.Println(line)
 		ok = ok && caught

@@ -18,25 +18,25 @@ func report(w io.Writer, r Result) {
 		r.Options.Seed, name, r.Options.Relays, r.Options.Rounds, r.Options.Long, r.Reads, r.Commits, r.Wall.Round(time.Millisecond))
 	fmt.Fprintf(w, "clock: %s\n", r.U.Clock)
 	fmt.Fprintf(w, "commit: visible within [At, Acked]; max Acked − At %v; %s\n", r.U.Commit, commitSpread(r.CommitLog))
-	fmt.Fprintln(w, "| claim | measured | reads | worst | bound | + fill + U | verdict at | tight | verdict | cross-check |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| claim | measured | reads | worst | worst less its commit's uncertainty | bound | + fill + U | verdict at | tight | verdict | cross-check |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, v := range r.Verdicts {
 		verdict := "holds"
 		if !v.Holds {
 			verdict = "VIOLATED: " + v.Witness
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %v | %s | %v | < %v | %.4f | %s | %s |\n",
-			v.Claim, v.What, v.Reads, v.Worst, v.b, v.Fill+v.U, v.Limit(), v.Tight, verdict, v.Cross)
+		fmt.Fprintf(w, "| %s | %s | %d | %v | %v | %s | %v | < %v | %.4f | %s | %s at Δ %v |\n",
+			v.Claim, v.What, v.Reads, v.Worst, v.Adjusted, v.b, v.Fill+v.U, v.Limit(), v.Tight, verdict, v.Cross, v.Delta)
 	}
 	if r.Cross.Reads > 0 {
 		verdict := "holds"
 		if r.Cross.Grants > 0 {
 			verdict = "VIOLATED"
 		}
-		fmt.Fprintf(w, "| OC-10 | channels asked under another community | %d | %d grants | = 0 | | | | %s | |\n", r.Cross.Reads, r.Cross.Grants, verdict)
+		fmt.Fprintf(w, "| OC-10 | channels asked under another community | %d | %d grants | | = 0 | | | | %s | |\n", r.Cross.Reads, r.Cross.Grants, verdict)
 	}
 	if l := r.Lin; l != nil {
-		fmt.Fprintf(w, "| MS-3 | one relay, reliable invalidation: porcupine on %d ops (%d writes), each widened by U = %v | %d | %s | linearizable | | | | %s | |\n",
+		fmt.Fprintf(w, "| MS-3 | one relay, reliable invalidation: porcupine on %d ops (%d writes), each widened by U = %v | %d | %s | | linearizable | | | | %s | |\n",
 			l.Ops, l.Writes, l.Widen, l.Ops, l.Verdict, map[bool]string{true: "holds", false: "VIOLATED: keys " + strings.Join(l.Keys, ", ")}[l.Verdict == "Ok"])
 	}
 	if d := r.Calm; len(d.Statements) > 0 {
@@ -66,7 +66,7 @@ func mutantVerdict(id string, r Result) (bool, string) {
 	m, _ := findMutant(id)
 	for _, v := range r.Verdicts {
 		if !v.Holds && slices.Contains(m.Claims, v.Claim) {
-			return true, fmt.Sprintf("mutant %s caught by %s: worst %v ≥ %v (%s)", id, v.Claim, v.Worst, v.Limit(), v.Witness)
+			return true, fmt.Sprintf("mutant %s caught by %s: worst %v, less its commit's uncertainty %v ≥ %v (%s)", id, v.Claim, v.Worst, v.Adjusted, v.Limit(), v.Witness)
 		}
 	}
 	if r.Cross.Grants > 0 && slices.Contains(m.Claims, "OC-10") {

@@ -185,7 +185,7 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	u := uncertainty{Clock: clk, Commit: commitUncertainty(h.commits)}
+	u := uncertainty{Clock: clk, Commit: commitUncertainty(h.commits), ByAt: commitSlack(h.commits)}
 	res := Result{Options: o, U: u, Reads: len(h.reads), Commits: len(log), Gaps: h.gaps, Errors: h.errs, Faults: h.faults, CommitLog: h.commits, Lin: lin, Dist: dist, Calm: calm}
 	for _, j := range []struct {
 		claim, bound, what string
