@@ -24,6 +24,8 @@ type translator struct {
 	// children are rewritten (post): a receive from ctx.Done(), a range or
 	// builtin call over a channel.
 	doneRecv map[*ast.UnaryExpr]ast.Expr // <-ctx.Done(): the context
+	doneVal  map[*ast.CallExpr]bool      // ctx.Done() kept as a value
+	addr     map[*ast.CallExpr]bool      // uintptr(unsafe.Pointer(p))
 	chanOp   map[ast.Node]bool           // range over a channel; close/len/cap of one
 	comms    map[*ast.CommClause]comm    // select cases, as written
 	mapRange map[*ast.RangeStmt]bool     // range over a map with ordered keys
@@ -62,6 +64,8 @@ func (tr *translator) tmp(prefix string) string {
 
 func (tr *translator) run() {
 	tr.doneRecv = map[*ast.UnaryExpr]ast.Expr{}
+	tr.doneVal = map[*ast.CallExpr]bool{}
+	tr.addr = map[*ast.CallExpr]bool{}
 	tr.chanOp = map[ast.Node]bool{}
 	tr.comms = map[*ast.CommClause]comm{}
 	tr.mapRange = map[*ast.RangeStmt]bool{}
@@ -107,11 +111,8 @@ func (tr *translator) classify(n ast.Node) bool {
 			}
 		}
 	case *ast.CallExpr:
-		if ctx, ok := tr.ctxDone(n); ok {
-			_ = ctx
-			if !tr.doneUsedInReceive(n) {
-				tr.issue(n, "ctx.Done() used as a channel value (only <-ctx.Done() and select cases on it translate)")
-			}
+		if _, ok := tr.ctxDone(n); ok && !tr.doneUsedInReceive(n) {
+			tr.doneVal[n] = true
 		}
 		if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok {
 			if b, ok := tr.info.Uses[id].(*types.Builtin); ok {
@@ -123,15 +124,7 @@ func (tr *translator) classify(n ast.Node) bool {
 				}
 			}
 		}
-		if tv, ok := tr.info.Types[n.Fun]; ok && tv.IsType() && len(n.Args) == 1 {
-			if b, ok := tv.Type.Underlying().(*types.Basic); ok && b.Kind() == types.Uintptr {
-				if at := tr.info.TypeOf(n.Args[0]); at != nil {
-					if b2, ok := at.Underlying().(*types.Basic); ok && b2.Kind() == types.UnsafePointer {
-						tr.issue(n, "uintptr(unsafe.Pointer(...)): behaviour that depends on memory addresses is not deterministic")
-					}
-				}
-			}
-		}
+		tr.classifyAddr(n)
 	case *ast.FuncDecl:
 		if n.Recv != nil && len(n.Recv.List) == 1 {
 			if t := tr.info.TypeOf(n.Recv.List[0].Type); t != nil {
@@ -217,7 +210,14 @@ func (tr *translator) post(c *astutil.Cursor) bool {
 			n.X = tr.call("Sorted", n.X) // a deterministic order: the keys', sorted
 		}
 	case *ast.CallExpr:
-		tr.rewriteCall(c, n)
+		switch {
+		case tr.doneVal[n]:
+			c.Replace(tr.call("Done", n.Fun.(*ast.SelectorExpr).X))
+		case tr.addr[n]:
+			n.Args[0] = tr.call("Addr", n.Args[0])
+		default:
+			tr.rewriteCall(c, n)
+		}
 	case *ast.GoStmt:
 		tr.rewriteGo(c, n)
 	case *ast.SelectStmt:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,4 +121,42 @@ func TestRtgoZeroValueSync(t *testing.T) {
 		})
 		require.NoError(t, res.Err, "seed %d", seed)
 	}
+}
+
+// A stand-in address is the same for a pointer all run long, differs
+// between pointers, and is drawn from the seed: the same seed gives the
+// same addresses, another seed others.
+func TestRtgoAddrIsSeeded(t *testing.T) {
+	addrs := func(seed uint64) []uintptr {
+		var got []uintptr
+		res := fly(t, seed, func(s *sim.Sim) {
+			a, b := new(int), new(int)
+			got = []uintptr{rtgo.Addr(unsafe.Pointer(a)), rtgo.Addr(unsafe.Pointer(b)), rtgo.Addr(unsafe.Pointer(a))}
+		})
+		require.NoError(t, res.Err)
+		return got
+	}
+	one := addrs(1)
+	assert.Equal(t, one[0], one[2], "one pointer, two addresses")
+	assert.NotEqual(t, one[0], one[1])
+	assert.Zero(t, one[0]%8, "not word-aligned")
+	assert.Equal(t, one, addrs(1), "the same seed gave other addresses")
+	assert.NotEqual(t, one, addrs(2), "another seed gave the same addresses")
+	assert.Zero(t, rtgo.Addr(nil))
+}
+
+// ctx.Done() of a context that never ends is nil, as in Go; one that can end
+// is a channel whose receivers the cancel wakes, with ok false.
+func TestRtgoDoneValue(t *testing.T) {
+	res := fly(t, 1, func(s *sim.Sim) {
+		assert.Nil(t, rtgo.Done(context.Background()))
+		ctx, cancel := rtgo.WithCancel(context.Background())
+		done := rtgo.Done(ctx)
+		assert.Equal(t, -1, rtgo.Select(true, rtgo.RecvCase(done)), "ready before the cancel")
+		rtgo.Go("cancel", cancel)
+		_, ok := rtgo.Recv2(done)
+		assert.False(t, ok)
+		assert.Equal(t, 0, rtgo.Len(done))
+	})
+	require.NoError(t, res.Err)
 }

@@ -104,6 +104,9 @@ func (c *Chan[T]) RecvCase() Case {
 	if c == nil {
 		return Case{Dir: RecvDir}
 	}
+	if d, ok := c.c.(doneChan); ok {
+		return DoneCase(d.ctx)
+	}
 	return Case{Chan: c.c, Dir: RecvDir}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/windtunnel/windtunnel/impl/rt"
 	"github.com/windtunnel/windtunnel/impl/rt/rtgo"
 	"time"
+	"unsafe"
 )
 
 type pool struct {
@@ -34,18 +35,18 @@ func Run(n int) int {
 		p.wg.Add(1)
 		{
 			_wtG1, _wtG2, _wtG3 := p.work, ctx, i
-			rtgo.Go("kitchen.go:32", func() {
+			rtgo.Go("kitchen.go:33", func() {
 				_wtG1(_wtG2, _wtG3)
 			})
 		}
 	}
-	rtgo.Go("kitchen.go:34", func() {
+	rtgo.Go("kitchen.go:35", func() {
 		for i := 1; i <= n; i++ {
 			rtgo.Send(p.jobs)(i)
 		}
 		rtgo.Close(p.jobs)
 	})
-	rtgo.Go("kitchen.go:40", func() { p.wg.Wait(); rtgo.Close(results) })
+	rtgo.Go("kitchen.go:41", func() { p.wg.Wait(); rtgo.Close(results) })
 	sum := 0
 	for v := range rtgo.Range(results) {
 		sum += v
@@ -86,6 +87,28 @@ func (p *pool) work(ctx context.Context, id int) {
 // Leak starts a goroutine that waits forever on a channel nobody sends to.
 func Leak() {
 	ch := rtgo.MakeChan[struct{}](0)
-	rtgo.Go("kitchen.go:76", func() { rtgo.Recv(ch) })
+	rtgo.Go("kitchen.go:77", func() { rtgo.Recv(ch) })
 	rtgo.Sleep(time.Millisecond)
+}
+
+// Identity waits for a cancel through ctx.Done() kept as a value, and tells
+// two pointers apart by their addresses.
+func Identity() bool {
+	ctx, cancel := rtgo.WithCancel(context.Background())
+	done := rtgo.Done(ctx)
+	{
+		_wtG9 := cancel
+		rtgo.Go("kitchen.go:86", func() {
+			_wtG9()
+		})
+	}
+	switch _wtC10, _wtC11 := rtgo.RecvCase(done), rtgo.DoneCase(context.Background()); rtgo.Select(false, _wtC10, _wtC11) {
+	case 0:
+	case 1:
+	default:
+		panic("unreachable: a select without default returned none")
+	}
+	rtgo.Recv(done)
+	a, b := new(int), new(int)
+	return uintptr(rtgo.Addr(unsafe.Pointer(a))) != uintptr(rtgo.Addr(unsafe.Pointer(b))) && uintptr(rtgo.Addr(unsafe.Pointer(a))) == uintptr(rtgo.Addr(unsafe.Pointer(a)))
 }

@@ -2,14 +2,12 @@
 package bad
 
 import (
-	"context"
 	"net"
 	"unsafe"
 )
 
-func Bad(ctx context.Context, p *int) uintptr {
-	done := ctx.Done()
-	_ = done
+func Bad(p *int) *int {
 	_, _ = net.Dial("tcp", "x")
-	return uintptr(unsafe.Pointer(p))
+	a := uintptr(unsafe.Pointer(p))
+	return (*int)(unsafe.Pointer(a))
 }

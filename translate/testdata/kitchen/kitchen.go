@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 type pool struct {
@@ -75,4 +76,19 @@ func Leak() {
 	ch := make(chan struct{})
 	go func() { <-ch }()
 	time.Sleep(time.Millisecond)
+}
+
+// Identity waits for a cancel through ctx.Done() kept as a value, and tells
+// two pointers apart by their addresses.
+func Identity() bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := ctx.Done()
+	go cancel()
+	select {
+	case <-done:
+	case <-context.Background().Done():
+	}
+	<-done
+	a, b := new(int), new(int)
+	return uintptr(unsafe.Pointer(a)) != uintptr(unsafe.Pointer(b)) && uintptr(unsafe.Pointer(a)) == uintptr(unsafe.Pointer(a))
 }
