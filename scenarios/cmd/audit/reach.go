@@ -27,8 +27,8 @@ import (
 // family which lines each check executes (a coverage build, one process
 // per check, twice), and each mutant runs only the checks that reach its
 // line. The selection may only ever skip a check that provably cannot
-// tell: a check whose two coverage runs differ (real goroutines, wall
-// time) or that fails on the original code is run for every mutant, and
+// tell: a check that runs on the real runtime, whose two coverage runs
+// differ, or that fails on the original code is run for every mutant, and
 // so is every check for a line no coverage block spans (a package-level
 // declaration, whose effect coverage cannot place).
 
@@ -197,10 +197,24 @@ func (rr reachRun) measure(ctx context.Context) (familyReach, error) {
 		case !maps.Equal(executedSet(res.runs[0]), executedSet(res.runs[1])):
 			fr.always[test] = true
 			fr.notes = append(fr.notes, fmt.Sprintf("%s: always run: two runs executed different lines", test))
+		case slices.ContainsFunc(res.runs[0], realRuntime):
+			// Two runs that agree say nothing of a third when real
+			// goroutines or the wall clock decide what runs.
+			fr.always[test] = true
+			fr.notes = append(fr.notes, fmt.Sprintf("%s: always run: it runs on the real runtime (rt.Real)", test))
 		}
 	}
 	return fr, nil
 }
+
+// realRuntime reports an executed block of the real runtime's seam, which
+// only a check on real goroutines and the wall clock executes.
+func realRuntime(b block) bool {
+	return b.executed && strings.HasPrefix(b.file, realRuntimeDir+"/real")
+}
+
+// realRuntimeDir holds rt.Real; every coverage build covers it.
+const realRuntimeDir = "impl/rt"
 
 // cover runs one check once on the coverage build and returns its blocks.
 // A check that fails on the original code is reported as an error: its
@@ -268,7 +282,8 @@ func measureReach(ctx context.Context, root, out string, chosen []mechanical.Tar
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		rr := reachRun{root: root, module: module, dir: dir, pkg: f, coverPkgs: cover[f], seeds: seeds, timeout: timeout, parallel: parallel}
+		pkgs := append(slices.Clone(cover[f]), "./"+realRuntimeDir)
+		rr := reachRun{root: root, module: module, dir: dir, pkg: f, coverPkgs: pkgs, seeds: seeds, timeout: timeout, parallel: parallel}
 		fr, err := rr.measure(ctx)
 		if err != nil {
 			return nil, err

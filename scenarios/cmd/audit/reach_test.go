@@ -98,3 +98,12 @@ func TestSelectChecksNarrowsAndMarksUnreached(t *testing.T) {
 	printMutation(&b, rep)
 	assert.Contains(t, b.String(), "no check executes this line")
 }
+
+// A check that executes the real runtime's seam is run for every mutant:
+// real goroutines and the wall clock may execute other lines next time.
+func TestRealRuntimeBlocksMarkACheck(t *testing.T) {
+	assert.True(t, realRuntime(block{file: "impl/rt/real.go", from: 1, to: 2, executed: true}))
+	assert.True(t, realRuntime(block{file: "impl/rt/realchan.go", from: 1, to: 2, executed: true}))
+	assert.False(t, realRuntime(block{file: "impl/rt/real.go", from: 1, to: 2}), "not executed")
+	assert.False(t, realRuntime(block{file: "impl/rt/rt.go", from: 1, to: 2, executed: true}), "the seam's interface")
+}
