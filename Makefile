@@ -140,7 +140,7 @@ goker:
 
 ## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true]
 goker-replay:
-	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(or $(SHRINK),false)
+	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(if $(filter true,$(SHRINK)),true,false)
 
 ## lint: gofmt, go vet and staticcheck
 lint:
