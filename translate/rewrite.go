@@ -16,6 +16,7 @@ type translator struct {
 	fset    *token.FileSet
 	info    *types.Info
 	file    *ast.File
+	tpkg    *types.Package // the package translated
 	issues  []Issue
 	usesRT  bool
 	usesGo  bool
@@ -26,6 +27,8 @@ type translator struct {
 	doneRecv map[*ast.UnaryExpr]ast.Expr // <-ctx.Done(): the context
 	doneVal  map[*ast.CallExpr]bool      // ctx.Done() kept as a value
 	addr     map[*ast.CallExpr]bool      // uintptr(unsafe.Pointer(p))
+	wrapConv map[*ast.CallExpr]bool      // N(c) of a named channel type with methods
+	unwrap   map[ast.Expr]bool           // a value of such an N used as a channel
 	chanOp   map[ast.Node]bool           // range over a channel; close/len/cap of one
 	comms    map[*ast.CommClause]comm    // select cases, as written
 	mapRange map[*ast.RangeStmt]bool     // range over a map with ordered keys
@@ -69,7 +72,10 @@ func (tr *translator) run() {
 	tr.chanOp = map[ast.Node]bool{}
 	tr.comms = map[*ast.CommClause]comm{}
 	tr.mapRange = map[*ast.RangeStmt]bool{}
+	tr.wrapConv = map[*ast.CallExpr]bool{}
+	tr.unwrap = map[ast.Expr]bool{}
 	ast.Inspect(tr.file, tr.classify)
+	tr.classifyWrapped()
 	astutil.Apply(tr.file, nil, tr.post)
 	tr.fixImports()
 }
@@ -125,14 +131,6 @@ func (tr *translator) classify(n ast.Node) bool {
 			}
 		}
 		tr.classifyAddr(n)
-	case *ast.FuncDecl:
-		if n.Recv != nil && len(n.Recv.List) == 1 {
-			if t := tr.info.TypeOf(n.Recv.List[0].Type); t != nil {
-				if _, ok := t.Underlying().(*types.Chan); ok {
-					tr.issue(n, "method on a named channel type (a channel becomes a pointer, which cannot have methods)")
-				}
-			}
-		}
 	case *ast.RangeStmt:
 		if tr.isChan(n.X) {
 			tr.chanOp[n] = true
@@ -180,6 +178,11 @@ func (tr *translator) doneUsedInReceive(call *ast.CallExpr) bool {
 }
 
 func (tr *translator) post(c *astutil.Cursor) bool {
+	orig := c.Node()
+	defer tr.unwrapped(c, orig)
+	if tr.postWrapped(c, orig) {
+		return true
+	}
 	switch n := c.Node().(type) {
 	case *ast.ChanType:
 		tr.usesRT = true

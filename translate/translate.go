@@ -91,12 +91,13 @@ func Dir(dir string, opt Options) ([]File, error) {
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
 	conf := types.Config{Importer: importer.Default()}
-	if _, err := conf.Check(files[0].Name.Name, fset, files, info); err != nil {
+	tpkg, err := conf.Check(files[0].Name.Name, fset, files, info)
+	if err != nil {
 		return nil, fmt.Errorf("translate: type-checking %s: %w", dir, err)
 	}
 	var out []File
 	for i, f := range files {
-		tr := &translator{fset: fset, info: info, file: f}
+		tr := &translator{fset: fset, info: info, file: f, tpkg: tpkg}
 		tr.run()
 		res := File{Name: names[i], Issues: tr.issues}
 		if len(tr.issues) == 0 {

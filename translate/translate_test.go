@@ -72,6 +72,8 @@ func TestUntranslatableIsReported(t *testing.T) {
 	assert.Equal(t, []string{
 		"bad.go:10: net.Dial (package net is outside what the translator maps onto the seam)",
 		"bad.go:12: unsafe.Pointer(uintptr): a number turned back into a pointer needs the real address, which the translation replaces",
+		"bad.go:20: a value of the named channel type sink used where the translation cannot keep it (it becomes a struct holding the channel)",
+		"bad.go:20: a value of the named channel type sink used where the translation cannot keep it (it becomes a struct holding the channel)",
 	}, got)
 }
 
@@ -90,4 +92,19 @@ func TestKitchenIdentityFlies(t *testing.T) {
 	}
 	rtgo.Use(nil)
 	assert.True(t, kitchen.Identity(), "the same code on real goroutines")
+}
+
+// A named channel type with a method keeps its method and its channel.
+func TestKitchenNamedChanFlies(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		var got int
+		res := sim.Run(sim.Config{Seed: seed, LeakCheck: true}, func(s *sim.Sim) {
+			rtgo.Use(s)
+			got = kitchen.Named()
+		})
+		require.NoError(t, res.Err, "seed %d", seed)
+		assert.Equal(t, 7, got, "seed %d", seed)
+	}
+	rtgo.Use(nil)
+	assert.Equal(t, 7, kitchen.Named(), "the same code on real goroutines")
 }

@@ -112,3 +112,30 @@ func Identity() bool {
 	a, b := new(int), new(int)
 	return uintptr(rtgo.Addr(unsafe.Pointer(a))) != uintptr(rtgo.Addr(unsafe.Pointer(b))) && uintptr(rtgo.Addr(unsafe.Pointer(a))) == uintptr(rtgo.Addr(unsafe.Pointer(a)))
 }
+
+// putter is a named channel type with a method.
+type putter struct {
+	wtC *rt.Chan[int]
+}
+
+func (p putter) Put(v int) { rtgo.Send(p.wtC)(v) }
+
+type put interface{ Put(int) }
+
+// Named sends through a method of a named channel type and returns what
+// arrived.
+func Named() int {
+	c := rtgo.MakeChan[int](int(1))
+	var p put = (putter{c})
+	{
+		_wtG12 := p.Put
+		rtgo.Go("kitchen.go:108", func() {
+			_wtG12(7)
+		})
+	}
+	q := p.(putter)
+	if q != (putter{c}) || rtgo.Len(q.wtC) > 1 {
+		return -1
+	}
+	return rtgo.Recv(c)
+}

@@ -11,3 +11,11 @@ func Bad(p *int) *int {
 	a := uintptr(unsafe.Pointer(p))
 	return (*int)(unsafe.Pointer(a))
 }
+
+type sink chan<- int
+
+func (s sink) Put(v int) { s <- v }
+
+func Nil(s sink) (bool, chan<- int) {
+	return s == nil, s
+}

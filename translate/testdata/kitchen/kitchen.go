@@ -92,3 +92,23 @@ func Identity() bool {
 	a, b := new(int), new(int)
 	return uintptr(unsafe.Pointer(a)) != uintptr(unsafe.Pointer(b)) && uintptr(unsafe.Pointer(a)) == uintptr(unsafe.Pointer(a))
 }
+
+// putter is a named channel type with a method.
+type putter chan<- int
+
+func (p putter) Put(v int) { p <- v }
+
+type put interface{ Put(int) }
+
+// Named sends through a method of a named channel type and returns what
+// arrived.
+func Named() int {
+	c := make(chan int, 1)
+	var p put = putter(c)
+	go p.Put(7)
+	q := p.(putter)
+	if q != putter(c) || len(q) > 1 {
+		return -1
+	}
+	return <-c
+}
