@@ -17,6 +17,7 @@
 //	MS-7   flows_test.go       every check flow x database call (pods.Flows) under an error, a cancellation and a slow answer: answers and every counter
 //	MS-8   budget_test.go      the retained weight stays within 64 MiB, measured from outside
 //	MS-8   evictmany_test.go   one maximum-size load into a full cache of smaller snapshots evicts as many as it must
+//	MS-8   maintain_test.go    Maintain removes exactly the snapshots past the freshness bound, and counts them
 //	MS-9   invalidate_test.go  invalidations drop exactly the user's or community's entries; channel_id kept
 //	MS-9   writerpod_test.go   the writing pod's own checks see its write before its invalidation comes back (or never does); relay counters
 //	MS-10  freshness_test.go   a new grant is missing on another relay < 10 s
