@@ -20,24 +20,36 @@ import (
 )
 
 // Which checks can see a mutant. A simulated check is deterministic given
-// its seeds: until a run first executes a mutated line, the mutant's run is
-// the original's, step for step. A check whose original runs over the
-// mutant's seed budget never execute the line cannot catch the mutant, and
+// its seeds: until a run first executes a mutated expression, the mutant's
+// run is the original's, step for step. A check whose original runs over
+// the mutant's seed budget never execute it cannot catch the mutant, and
 // running it costs time for nothing. So make mutation measures once per
-// family which lines each check executes (a coverage build, one process
-// per check, twice), and each mutant runs only the checks that reach its
-// line. The selection may only ever skip a check that provably cannot
-// tell: a check that runs on the real runtime, whose two coverage runs
-// differ, or that fails on the original code is run for every mutant, and
-// so is every check for a line no coverage block spans (a package-level
-// declaration, whose effect coverage cannot place).
+// family which coverage blocks each check executes (a coverage build, one
+// process per check, twice), and each mutant runs only the checks that
+// execute the block holding its first byte. The selection may only ever
+// skip a check that provably cannot tell: a check that runs on the real
+// runtime, whose two coverage runs differ, or that fails on the original
+// code is run for every mutant, and so is every check for a position no
+// block holds (a package-level declaration, a switch's case expression:
+// coverage counts neither in a block).
 
-// block is one coverage block of a check's runs: lines [from, to] of file
-// (relative to the module root), and whether the runs executed it.
+// block is one coverage block of a check's runs: the source from line
+// fromLine, column fromCol to line toLine, column toCol of file (relative
+// to the module root), and whether the runs executed it.
 type block struct {
-	file     string
-	from, to int
-	executed bool
+	file              string
+	fromLine, fromCol int
+	toLine, toCol     int
+	executed          bool
+}
+
+// holds reports whether the block's source holds the position, its end
+// included: a block ends at the brace that opens the statement after it,
+// and a mutant that starts there (a swapped branch) runs when it runs.
+func (b block) holds(line, col int) bool {
+	after := line > b.fromLine || line == b.fromLine && col >= b.fromCol
+	before := line < b.toLine || line == b.toLine && col <= b.toCol
+	return after && before
 }
 
 // familyReach is what the coverage runs of one family's checks found.
@@ -48,17 +60,18 @@ type familyReach struct {
 	notes  []string
 }
 
-// checksFor returns the checks of the family that can see a change of
-// file at line: those that executed a block spanning it, and the checks
-// always run. all is true when no block spans the line: then every check
-// runs.
-func (fr familyReach) checksFor(file string, line int) (tests []string, all bool) {
-	spanned := false
+// checksFor returns the checks of the family that can see a change that
+// starts at line and col of file: those that executed a block holding the
+// position, and the checks always run. all is true when no block holds it
+// (a package-level declaration, or a switch's case expression, which
+// coverage counts in no block): then every check runs.
+func (fr familyReach) checksFor(file string, line, col int) (tests []string, all bool) {
+	held := false
 	for _, t := range fr.tests {
 		hit := fr.always[t]
 		for _, b := range fr.blocks[t] {
-			if b.file == file && b.from <= line && line <= b.to {
-				spanned = true
+			if b.file == file && b.holds(line, col) {
+				held = true
 				hit = hit || b.executed
 			}
 		}
@@ -66,7 +79,7 @@ func (fr familyReach) checksFor(file string, line int) (tests []string, all bool
 			tests = append(tests, t)
 		}
 	}
-	if !spanned {
+	if !held {
 		return slices.Clone(fr.tests), true
 	}
 	return tests, false
@@ -99,18 +112,18 @@ func parseCoverage(r io.Reader, module string) ([]block, error) {
 		}
 		colon := strings.LastIndexByte(fields[0], ':')
 		file, span := fields[0][:colon], fields[0][colon+1:]
-		start, end, ok := strings.Cut(span, ",")
-		from, err1 := strconv.Atoi(strings.Split(start, ".")[0])
-		to, err2 := strconv.Atoi(strings.Split(end, ".")[0])
-		count, err3 := strconv.Atoi(fields[2])
-		if !ok || err1 != nil || err2 != nil || err3 != nil || from > to {
+		var b block
+		_, err := fmt.Sscanf(span, "%d.%d,%d.%d", &b.fromLine, &b.fromCol, &b.toLine, &b.toCol)
+		count, err2 := strconv.Atoi(fields[2])
+		if err != nil || err2 != nil || b.fromLine > b.toLine {
 			return nil, fmt.Errorf("coverage line %d: %q is not file:l1.c1,l2.c2 statements count", n, line)
 		}
 		rel, inModule := strings.CutPrefix(file, module+"/")
 		if !inModule {
 			continue
 		}
-		bs = append(bs, block{file: rel, from: from, to: to, executed: count > 0})
+		b.file, b.executed = rel, count > 0
+		bs = append(bs, b)
 	}
 	return bs, sc.Err()
 }
@@ -305,7 +318,7 @@ func selectChecks(all []mechanical.Mutant, reach map[string]familyReach, unreach
 	for i, m := range all {
 		m.Variants = slices.Clone(m.Variants)
 		for j, v := range m.Variants {
-			tests, _ := reach[v.Pkg].checksFor(v.File, m.Line)
+			tests, _ := reach[v.Pkg].checksFor(v.File, m.Line, m.Col)
 			if len(tests) == 0 {
 				unreached[v.ID] = true
 				continue

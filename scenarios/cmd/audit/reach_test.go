@@ -23,9 +23,9 @@ func TestParseCoverageKeepsTheModulesBlocks(t *testing.T) {
 	bs, err := parseCoverage(strings.NewReader(coverText), "example.com/m")
 	require.NoError(t, err)
 	assert.Equal(t, []block{
-		{file: "impl/x/a.go", from: 10, to: 12, executed: true},
-		{file: "impl/x/a.go", from: 12, to: 14, executed: false},
-		{file: "impl/x/a.go", from: 20, to: 20, executed: true},
+		{file: "impl/x/a.go", fromLine: 10, fromCol: 20, toLine: 12, toCol: 3, executed: true},
+		{file: "impl/x/a.go", fromLine: 12, fromCol: 3, toLine: 14, toCol: 4, executed: false},
+		{file: "impl/x/a.go", fromLine: 20, fromCol: 2, toLine: 20, toCol: 30, executed: true},
 	}, bs)
 	for _, bad := range []string{"mode: set\nx.go 1 1\n", "mode: set\nexample.com/m/a.go:3.1,2.1 1 1\n", "mode: set\nexample.com/m/a.go:1.1,2.1 1 many\n"} {
 		_, err := parseCoverage(strings.NewReader(bad), "example.com/m")
@@ -33,30 +33,52 @@ func TestParseCoverageKeepsTheModulesBlocks(t *testing.T) {
 	}
 }
 
-// A check runs for a mutant when one of its executed blocks spans the
-// mutant's line, or when it is always run; a line no block spans runs
-// every check, and a line only unexecuted blocks span runs none but the
+// A check runs for a mutant when one of its executed blocks holds the
+// mutant's first byte, or when it is always run; a position no block holds
+// runs every check, and one only unexecuted blocks hold runs none but the
 // always-run ones.
 func TestChecksForSkipsOnlyChecksThatCannotSee(t *testing.T) {
 	fr := familyReach{
 		tests:  []string{"TestA", "TestB", "TestReal"},
 		always: map[string]bool{"TestReal": true},
 		blocks: map[string][]block{
-			"TestA": {{file: "impl/x/a.go", from: 10, to: 12, executed: true}, {file: "impl/x/a.go", from: 13, to: 14}},
-			"TestB": {{file: "impl/x/a.go", from: 10, to: 12}, {file: "impl/x/a.go", from: 13, to: 14}},
+			"TestA": {{file: "impl/x/a.go", fromLine: 10, fromCol: 5, toLine: 12, toCol: 9, executed: true}, {file: "impl/x/a.go", fromLine: 13, fromCol: 1, toLine: 14, toCol: 2}},
+			"TestB": {{file: "impl/x/a.go", fromLine: 10, fromCol: 5, toLine: 12, toCol: 9}, {file: "impl/x/a.go", fromLine: 13, fromCol: 1, toLine: 14, toCol: 2}},
 		},
 	}
-	got, all := fr.checksFor("impl/x/a.go", 11)
+	got, all := fr.checksFor("impl/x/a.go", 11, 1)
 	assert.Equal(t, []string{"TestA", "TestReal"}, got)
 	assert.False(t, all)
-	got, _ = fr.checksFor("impl/x/a.go", 14)
+	got, _ = fr.checksFor("impl/x/a.go", 12, 9)
+	assert.Equal(t, []string{"TestA", "TestReal"}, got, "a block's end is held: a branch swap starts at the brace")
+	got, _ = fr.checksFor("impl/x/a.go", 14, 1)
 	assert.Equal(t, []string{"TestReal"}, got, "executed by no check")
-	got, all = fr.checksFor("impl/x/a.go", 3)
+	got, all = fr.checksFor("impl/x/a.go", 3, 1)
 	assert.Equal(t, fr.tests, got, "a package-level line: coverage cannot place it")
 	assert.True(t, all)
-	got, all = fr.checksFor("impl/x/other.go", 11)
+	got, all = fr.checksFor("impl/x/other.go", 11, 1)
 	assert.Equal(t, fr.tests, got)
 	assert.True(t, all)
+}
+
+// A switch's case expression is in no block, though the case's body block
+// starts on its line after the colon: a mutant of the expression runs
+// whenever an earlier case is false, so it must run every check, even
+// when no check executes the body (the collector's join, where a mutant
+// of "case b == nil" was once reported as executed by no check).
+func TestACaseExpressionRunsEveryCheck(t *testing.T) {
+	fr := familyReach{
+		tests: []string{"TestA", "TestB"},
+		blocks: map[string][]block{
+			"TestA": {{file: "impl/x/j.go", fromLine: 89, fromCol: 35, toLine: 90, toCol: 9, executed: true}, {file: "impl/x/j.go", fromLine: 93, fromCol: 33, toLine: 94, toCol: 11}},
+			"TestB": {{file: "impl/x/j.go", fromLine: 89, fromCol: 35, toLine: 90, toCol: 9}, {file: "impl/x/j.go", fromLine: 93, fromCol: 33, toLine: 94, toCol: 11}},
+		},
+	}
+	got, all := fr.checksFor("impl/x/j.go", 93, 7) // "b == nil" in "case b == nil || b.head == nil:"
+	assert.True(t, all)
+	assert.Equal(t, []string{"TestA", "TestB"}, got)
+	got, _ = fr.checksFor("impl/x/j.go", 94, 3) // the case's body: executed by none
+	assert.Empty(t, got)
 }
 
 func TestRunPatternMatchesExactlyItsChecks(t *testing.T) {
@@ -72,14 +94,14 @@ func TestRunPatternMatchesExactlyItsChecks(t *testing.T) {
 func TestSelectChecksNarrowsAndMarksUnreached(t *testing.T) {
 	reach := map[string]familyReach{
 		"./scenarios/oc": {tests: []string{"TestA", "TestB"}, blocks: map[string][]block{
-			"TestA": {{file: "impl/x/a.go", from: 1, to: 5, executed: true}},
-			"TestB": {{file: "impl/x/a.go", from: 1, to: 5}},
+			"TestA": {{file: "impl/x/a.go", fromLine: 1, fromCol: 1, toLine: 5, toCol: 2, executed: true}},
+			"TestB": {{file: "impl/x/a.go", fromLine: 1, fromCol: 1, toLine: 5, toCol: 2}},
 		}},
 		"./scenarios/ms": {tests: []string{"TestM"}, blocks: map[string][]block{
-			"TestM": {{file: "impl/x/a.go", from: 1, to: 5}},
+			"TestM": {{file: "impl/x/a.go", fromLine: 1, fromCol: 1, toLine: 5, toCol: 2}},
 		}},
 	}
-	m := mechanical.Mutant{Key: "k", Line: 3, Variants: []mutants.Mutant{
+	m := mechanical.Mutant{Key: "k", Line: 3, Col: 4, Variants: []mutants.Mutant{
 		{ID: "v-oc", Pkg: "./scenarios/oc", File: "impl/x/a.go", Tests: "^Test"},
 		{ID: "v-ms", Pkg: "./scenarios/ms", File: "impl/x/a.go", Tests: "^Test"},
 	}}
@@ -102,8 +124,8 @@ func TestSelectChecksNarrowsAndMarksUnreached(t *testing.T) {
 // A check that executes the real runtime's seam is run for every mutant:
 // real goroutines and the wall clock may execute other lines next time.
 func TestRealRuntimeBlocksMarkACheck(t *testing.T) {
-	assert.True(t, realRuntime(block{file: "impl/rt/real.go", from: 1, to: 2, executed: true}))
-	assert.True(t, realRuntime(block{file: "impl/rt/realchan.go", from: 1, to: 2, executed: true}))
-	assert.False(t, realRuntime(block{file: "impl/rt/real.go", from: 1, to: 2}), "not executed")
-	assert.False(t, realRuntime(block{file: "impl/rt/rt.go", from: 1, to: 2, executed: true}), "the seam's interface")
+	assert.True(t, realRuntime(block{file: "impl/rt/real.go", executed: true}))
+	assert.True(t, realRuntime(block{file: "impl/rt/realchan.go", executed: true}))
+	assert.False(t, realRuntime(block{file: "impl/rt/real.go"}), "not executed")
+	assert.False(t, realRuntime(block{file: "impl/rt/rt.go", executed: true}), "the seam's interface")
 }

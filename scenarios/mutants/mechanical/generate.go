@@ -56,6 +56,7 @@ type Mutant struct {
 	Target   Target
 	Op       string
 	Line     int
+	Col      int              // the change's first byte, 1-based, as go/token counts columns
 	Variants []mutants.Mutant // one per family, all the same change
 }
 
@@ -97,9 +98,10 @@ func Generate(root string, t Target) (Generated, error) {
 				g.Uncompiled[e.op]++ // no unique snippet: cannot be applied as a mutant
 				continue
 			}
-			line := tf.Line(tf.Pos(e.from))
+			at := tf.Position(tf.Pos(e.from))
+			line := at.Line
 			sum := sha256.Sum256([]byte(rel + "\x00" + old + "\x00" + new))
-			m := Mutant{Key: hex.EncodeToString(sum[:6]), Target: t, Op: e.op, Line: line}
+			m := Mutant{Key: hex.EncodeToString(sum[:6]), Target: t, Op: e.op, Line: line, Col: at.Column}
 			for _, fam := range t.Families {
 				m.Variants = append(m.Variants, mutants.Mutant{
 					ID:    fmt.Sprintf("mech-%s-%s-%s-%d-%d", strings.TrimPrefix(fam, "./scenarios/"), filepath.Base(t.Dir), e.op, line, n),
