@@ -38,12 +38,7 @@ import (
 // confirmed member nor drops the snapshot. The probes require every cell
 // × kind to have been injected and its effect seen.
 func TestMS7_EveryFlowUnderFaults(t *testing.T) {
-	var probes []claims.Probe
-	for _, c := range msCells() {
-		for _, k := range pods.FaultKinds {
-			probes = append(probes, claims.Probe{Name: pods.FaultProbe(c, k), What: fmt.Sprintf("%s flown with a %s", c, k), Min: 1})
-		}
-	}
+	probes := pods.FaultProbes(msCells())
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "MS-7", Options: simtest.Options{Seeds: 3},
 		Fly:    flyMSFaults,
@@ -55,15 +50,7 @@ func TestMS7_EveryFlowUnderFaults(t *testing.T) {
 	})
 }
 
-func msCells() []pods.FlowCall {
-	var out []pods.FlowCall
-	for _, c := range pods.Flows {
-		if c.Family == "MS" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func msCells() []pods.FlowCall { return pods.CellsOf("MS") }
 
 // The harness's flows of membership, by the path below IsMember.
 const (

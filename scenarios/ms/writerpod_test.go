@@ -27,13 +27,7 @@ func TestMS9_WriterPodReadsItsOwnWrite(t *testing.T) {
 		claims.Probe{Name: pods.ProbeWriterReadBeforeOwnDelivery, What: "a check on the writing pod answered before its own invalidation came back", Min: 20},
 		claims.Probe{Name: pods.ProbeWriterReadDuringPublish, What: "a check on the writing pod began during the publish and answered before any delivery", Min: 10},
 		claims.Probe{Name: pods.ProbeWriterRacedFill, What: "a load of the written user was in flight on the writing pod across the commit", Min: 3})
-	for _, c := range pods.Flows {
-		if c.Family == "Relay" {
-			for _, k := range pods.FaultKinds {
-				probes = append(probes, claims.Probe{Name: pods.FaultProbe(c, k), What: fmt.Sprintf("%s flown with a %s", c, k), Min: 1})
-			}
-		}
-	}
+	probes = append(probes, pods.FaultProbes(pods.CellsOf("Relay"))...)
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "MS-9", Options: simtest.Options{Seeds: 6},
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {

@@ -34,12 +34,7 @@ import (
 // other half is not read after a member-half failure. The probes require
 // every cell × kind to have been injected and its effect seen.
 func TestOC9_EveryFlowUnderFaults(t *testing.T) {
-	var probes []claims.Probe
-	for _, c := range ocCells() {
-		for _, k := range pods.FaultKinds {
-			probes = append(probes, claims.Probe{Name: pods.FaultProbe(c, k), What: fmt.Sprintf("%s flown with a %s", c, k), Min: 1})
-		}
-	}
+	probes := pods.FaultProbes(ocCells())
 	claims.Run(t, claims.Check[claims.Sample]{
 		Claim: "OC-9", Options: simtest.Options{Seeds: 3},
 		Fly:    flyOCFaults,
@@ -51,15 +46,7 @@ func TestOC9_EveryFlowUnderFaults(t *testing.T) {
 	})
 }
 
-func ocCells() []pods.FlowCall {
-	var out []pods.FlowCall
-	for _, c := range pods.Flows {
-		if c.Family == "OC" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func ocCells() []pods.FlowCall { return pods.CellsOf("OC") }
 
 // ocState is the harness's account of the pod's two halves for the one
 // (community, reader) the check reads.

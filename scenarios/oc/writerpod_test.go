@@ -42,13 +42,7 @@ func writerPodProbes() []claims.Probe {
 		{Name: pods.ProbeWriterReadDuringPublish, What: "a read on the writing pod began during the publish and answered before any delivery", Min: 10},
 		{Name: pods.ProbeWriterRacedFill, What: "a fill of the written half was in flight on the writing pod across the commit", Min: 3},
 	}
-	for _, c := range pods.Flows {
-		if c.Family == "Relay" {
-			for _, k := range pods.FaultKinds {
-				probes = append(probes, claims.Probe{Name: pods.FaultProbe(c, k), What: fmt.Sprintf("%s flown with a %s", c, k), Min: 1})
-			}
-		}
-	}
+	probes = append(probes, pods.FaultProbes(pods.CellsOf("Relay"))...)
 	return probes
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/checks"
+	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
@@ -157,6 +158,31 @@ func (in *Injector) dbFault(call string) simdb.Fault {
 		return simdb.Fault{AfterSnapshot: a.Cancel, Required: true}
 	}
 	return simdb.Fault{Fixed: true, Latency: a.Slow, Required: true}
+}
+
+// CellsOf returns the cells of Flows that family's checks fly (OC, MS or
+// Relay), in the table's order.
+func CellsOf(family string) []FlowCall {
+	var out []FlowCall
+	for _, c := range Flows {
+		if c.Family == family {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FaultProbes are the probes of cells flown under every fault kind, each
+// to be reached at least once (FaultProbe): a check declares them so that
+// a cell or kind it never flew fails it.
+func FaultProbes(cells []FlowCall) []claims.Probe {
+	var out []claims.Probe
+	for _, c := range cells {
+		for _, k := range FaultKinds {
+			out = append(out, claims.Probe{Name: FaultProbe(c, k), What: fmt.Sprintf("%s flown with a %s", c, k), Min: 1})
+		}
+	}
+	return out
 }
 
 // FaultProbe names the probe a check reaches when it has flown cell under
