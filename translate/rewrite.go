@@ -29,6 +29,8 @@ type translator struct {
 	addr     map[*ast.CallExpr]bool      // uintptr(unsafe.Pointer(p))
 	wrapConv map[*ast.CallExpr]bool      // N(c) of a named channel type with methods
 	unwrap   map[ast.Expr]bool           // a value of such an N used as a channel
+	ptrKey   map[ast.Expr]bool           // a key entering a map keyed by pointers
+	ptrRange map[*ast.RangeStmt]bool     // range over a map keyed by pointers
 	chanOp   map[ast.Node]bool           // range over a channel; close/len/cap of one
 	comms    map[*ast.CommClause]comm    // select cases, as written
 	mapRange map[*ast.RangeStmt]bool     // range over a map with ordered keys
@@ -74,6 +76,8 @@ func (tr *translator) run() {
 	tr.mapRange = map[*ast.RangeStmt]bool{}
 	tr.wrapConv = map[*ast.CallExpr]bool{}
 	tr.unwrap = map[ast.Expr]bool{}
+	tr.ptrKey = map[ast.Expr]bool{}
+	tr.ptrRange = map[*ast.RangeStmt]bool{}
 	ast.Inspect(tr.file, tr.classify)
 	tr.classifyWrapped()
 	astutil.Apply(tr.file, nil, tr.post)
@@ -139,6 +143,8 @@ func (tr *translator) classify(n ast.Node) bool {
 			if m, ok := t.Underlying().(*types.Map); ok {
 				if b, ok := m.Key().Underlying().(*types.Basic); ok && b.Info()&types.IsOrdered != 0 {
 					tr.mapRange[n] = true
+				} else if ptrKeyed(m) {
+					tr.ptrRange[n] = true
 				} else {
 					tr.issue(n, "range over a map keyed by %s: its order is random and no key order makes it deterministic", types.TypeString(m.Key(), types.RelativeTo(tr.pkg())))
 				}
@@ -161,6 +167,7 @@ func (tr *translator) classify(n ast.Node) bool {
 	case *ast.SelectorExpr:
 		tr.checkPackageRef(n)
 	}
+	tr.classifyPtrKey(n)
 	return true
 }
 
@@ -180,6 +187,9 @@ func (tr *translator) doneUsedInReceive(call *ast.CallExpr) bool {
 func (tr *translator) post(c *astutil.Cursor) bool {
 	orig := c.Node()
 	defer tr.unwrapped(c, orig)
+	if e, ok := orig.(ast.Expr); ok && tr.ptrKey[e] {
+		defer func() { c.Replace(tr.call("Key", c.Node().(ast.Expr))) }()
+	}
 	if tr.postWrapped(c, orig) {
 		return true
 	}
@@ -211,6 +221,9 @@ func (tr *translator) post(c *astutil.Cursor) bool {
 		}
 		if tr.mapRange[n] {
 			n.X = tr.call("Sorted", n.X) // a deterministic order: the keys', sorted
+		}
+		if tr.ptrRange[n] {
+			n.X = tr.call("ByAddr", n.X) // the keys' stand-in addresses, drawn from the seed
 		}
 	case *ast.CallExpr:
 		switch {

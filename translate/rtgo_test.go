@@ -160,3 +160,15 @@ func TestRtgoDoneValue(t *testing.T) {
 	})
 	require.NoError(t, res.Err)
 }
+
+// A pointer key that never went through Key has no address drawn in program
+// order: ranging over its map fails loudly instead of in Go's random order.
+func TestRtgoByAddrRefusesUnknownKeys(t *testing.T) {
+	res := fly(t, 1, func(s *sim.Sim) {
+		m := map[*int]int{new(int): 1}
+		for range rtgo.ByAddr(m) {
+		}
+	})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Err.Error(), "did not enter the map through rtgo.Key")
+}

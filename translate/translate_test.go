@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -107,4 +108,27 @@ func TestKitchenNamedChanFlies(t *testing.T) {
 	}
 	rtgo.Use(nil)
 	assert.Equal(t, 7, kitchen.Named(), "the same code on real goroutines")
+}
+
+// A map keyed by pointers is ranged over in an order the seed fixes: the
+// same seed gives the same order.
+func TestKitchenPointerMapOrderIsSeeded(t *testing.T) {
+	order := func(seed uint64) []int {
+		var got []int
+		res := sim.Run(sim.Config{Seed: seed, LeakCheck: true}, func(s *sim.Sim) {
+			rtgo.Use(s)
+			got = kitchen.Order()
+		})
+		require.NoError(t, res.Err, "seed %d", seed)
+		return got
+	}
+	orders := map[string]bool{}
+	for seed := uint64(1); seed <= 10; seed++ {
+		one := order(seed)
+		assert.ElementsMatch(t, []int{0, 1, 2, 3, 4}, one)
+		assert.Equal(t, one, order(seed), "seed %d gave another order", seed)
+		orders[fmt.Sprint(one)] = true
+	}
+	assert.Greater(t, len(orders), 1, "every seed gave the same order")
+	rtgo.Use(nil)
 }

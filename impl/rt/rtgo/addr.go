@@ -1,7 +1,10 @@
 package rtgo
 
 import (
+	"cmp"
 	"context"
+	"iter"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -22,6 +25,10 @@ type addrTable struct {
 }
 
 var addrs lazy[*addrTable]
+
+func newAddrTable() *addrTable {
+	return &addrTable{m: map[unsafe.Pointer]uintptr{}, used: map[uintptr]bool{}}
+}
 
 // Addr is uintptr(unsafe.Pointer(p)) with a stand-in address: the same p
 // gives the same number for the whole run, distinct pointers distinct
@@ -47,4 +54,44 @@ func Addr(p unsafe.Pointer) uintptr {
 		}
 	}
 	panic("rtgo: no free stand-in address")
+}
+
+// Key is a pointer used as a map key where it may enter the map: it takes
+// k's stand-in address now, in program order, so that ByAddr's order is the
+// seed's and not the order in which Go's map happens to yield its keys.
+func Key[P ~*E, E any](k P) P {
+	Addr(unsafe.Pointer(k))
+	return k
+}
+
+// ByAddr is range over a map keyed by pointers in the order of the keys'
+// stand-in addresses, which the seed draws. A key that never went through
+// Key has no address drawn in program order: that panics rather than give a
+// run no seed can replay. A key deleted during the loop is skipped, as in Go.
+func ByAddr[M ~map[P]V, P ~*E, E any, V any](m M) iter.Seq2[P, V] {
+	t := addrs.get(func(rt.Runtime) *addrTable { return newAddrTable() })
+	type ka struct {
+		k P
+		a uintptr
+	}
+	var keys []ka
+	t.mu.Lock()
+	for k := range m { // sorted below: the map's order does not matter
+		a, ok := t.m[unsafe.Pointer(k)]
+		if !ok && k != nil {
+			t.mu.Unlock()
+			panic("rtgo: a map key that did not enter the map through rtgo.Key")
+		}
+		keys = append(keys, ka{k, a})
+	}
+	t.mu.Unlock()
+	slices.SortFunc(keys, func(x, y ka) int { return cmp.Compare(x.a, y.a) })
+	return func(yield func(P, V) bool) {
+		for _, x := range keys {
+			v, ok := m[x.k]
+			if ok && !yield(x.k, v) {
+				return
+			}
+		}
+	}
 }

@@ -139,3 +139,17 @@ func Named() int {
 	}
 	return rtgo.Recv(c)
 }
+
+// Order ranges over a map keyed by pointers and returns the values in the
+// order it met them.
+func Order() []int {
+	m := map[*int]int{}
+	for i := range 5 {
+		m[rtgo.Key(new(int))] = i
+	}
+	var got []int
+	for _, v := range rtgo.ByAddr(m) {
+		got = append(got, v)
+	}
+	return got
+}
