@@ -13,6 +13,7 @@ SHRINK_MORE  ?= 2000
 SHRINK_WALL  ?= 40s
 MUTATION_SAMPLE ?= 0
 MUTATION_SEEDS  ?= 20
+MUTATION_TARGETS ?=
 BUGBENCH_SEEDS   ?= 2000
 BUGBENCH_WALL    ?= 60s
 BUGBENCH_MUTANTS ?=
@@ -107,7 +108,7 @@ try-mutants:
 
 ## mutation: mechanical mutants of impl/'s claimed packages against their families' checks, and the efficacy table
 mutation:
-	$(AUDIT) mutation -sample $(MUTATION_SAMPLE) -mutant-seeds $(MUTATION_SEEDS) -out $(OUT)/mutation
+	$(AUDIT) mutation -sample $(MUTATION_SAMPLE) -mutant-seeds $(MUTATION_SEEDS) -targets '$(MUTATION_TARGETS)' -out $(OUT)/mutation
 
 ## sweep-slurm: make sim as a Slurm job array of SHARDS tasks, merged into OUT (scenarios/sweep/README.md)
 sweep-slurm:

@@ -64,6 +64,7 @@ var specials = map[string]special{
 	"make determinism":   {tiny: "make determinism FAMILIES=./scenarios/lf"},
 	"make bugbench":      {tiny: "make bugbench BUGBENCH_SEEDS=100 BUGBENCH_WALL=200ms BUGBENCH_MUTANTS=ms-publish-unconditionally BUGBENCH_RACE=false"},
 	"make goker":         {tiny: "make goker GOKER_SEEDS=5 GOKER_STRATEGIES=random GOKER_REAL=1 GOKER_RUN=Etcd6857"},
+	"make mutation":      {tiny: "make mutation MUTATION_TARGETS=impl/logfilter MUTATION_SAMPLE=2 MUTATION_SEEDS=2"},
 	// Needs a Slurm cluster: make test's stage starts one and runs a sweep.
 	"make sweep-slurm SEEDS=1000 SHARDS=16": {stage: "sweep-slurm-test"},
 	"make test":                             {self: true},
