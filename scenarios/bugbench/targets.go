@@ -10,12 +10,32 @@ import (
 // benchmarked maps each mutant the benchmark measures to the workload
 // whose checker catches it on both runtimes.
 var benchmarked = map[string]*Workload{
-	"ms-publish-unconditionally":         MembershipFence,
-	"ms-community-inval-spares-loading":  MembershipFence,
-	"ms-fence-accepts-any-loading-entry": MembershipFence,
-	"ms-no-recheck-after-lock":           MembershipCold,
-	"dr-drain-mutex-released-early":      CollectorDrain,
-	"dr-putback-prepends":                CollectorDrain,
+	"ms-publish-unconditionally":                MembershipFence,
+	"ms-community-inval-spares-loading":         MembershipFence,
+	"ms-fence-accepts-any-loading-entry":        MembershipFence,
+	"ms-no-recheck-after-lock":                  MembershipCold,
+	"dr-drain-mutex-released-early":             CollectorDrain,
+	"dr-putback-prepends":                       CollectorDrain,
+	"oc-no-age-check":                           OpenMaxAge,
+	"oc-slow-read-joined-late":                  OpenMaxAge,
+	"oc-age-from-fill-completion":               OpenMaxAge,
+	"oc-open-set-per-reader":                    OpenShared,
+	"oc-never-cache-open-set":                   OpenShared,
+	"oc-membership-invalidation-drops-open-set": OpenShared,
+	"ms-no-expiry":                              MembershipExpiry,
+	"ms-expiry-from-load-completion":            MembershipExpiry,
+}
+
+// Workloads are the benchmark's workloads, each once, in the order of
+// their first mutant in the catalogue.
+func Workloads() []*Workload {
+	var ws []*Workload
+	for _, t := range Targets() {
+		if t.Workload != nil && !slices.Contains(ws, t.Workload) {
+			ws = append(ws, t.Workload)
+		}
+	}
+	return ws
 }
 
 // Targets lists the catalogue's logic mutants (not Race, not tolerance, not

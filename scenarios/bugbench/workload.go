@@ -7,6 +7,8 @@
 package bugbench
 
 import (
+	"time"
+
 	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
@@ -22,6 +24,9 @@ type Workload struct {
 	// Selected names the events SURW samples uniformly (sim.Config.Selected):
 	// the operations the claim hangs on.
 	Selected func(object string) bool
+	// Waits is the time one run waits by the clock (its time windows): real
+	// seconds on real goroutines outside a bubble, virtual elsewhere.
+	Waits time.Duration
 }
 
 // Target is a mutant the benchmark measures, with the workload whose
