@@ -24,7 +24,7 @@ type tapPool struct {
 }
 
 type stmtKey struct {
-	stmt            string // "open" (ListedOpenChannels), "member" (MemberChannels), "load" (ActiveMemberships)
+	stmt            string // "open" (ListedOpenChannels), "member" (MemberChannels), "load" (ActiveMemberships), "point" (IsActiveMember)
 	community, user authz.ID
 }
 
@@ -81,4 +81,10 @@ func (c tapConn) MemberChannels(ctx context.Context, community, user authz.ID) (
 func (c tapConn) ActiveMemberships(ctx context.Context, community, user authz.ID, limit int) ([]authz.ID, error) {
 	ids, err := c.Conn.ActiveMemberships(ctx, community, user, limit)
 	return c.after(ctx, stmtKey{stmt: "load", community: community, user: user}, ids, err)
+}
+
+func (c tapConn) IsActiveMember(ctx context.Context, community, user, channel authz.ID) (bool, error) {
+	ok, err := c.Conn.IsActiveMember(ctx, community, user, channel)
+	_, err = c.after(ctx, stmtKey{stmt: "point", community: community, user: user}, nil, err)
+	return ok && err == nil, err
 }

@@ -22,6 +22,10 @@ var benchmarked = map[string]*Workload{
 	"oc-open-set-per-reader":                    OpenShared,
 	"oc-never-cache-open-set":                   OpenShared,
 	"oc-membership-invalidation-drops-open-set": OpenShared,
+	"oc-abandoned-read-fails-its-joiners":       OpenAbandoned,
+	"oc-no-second-attempt-after-abandoned-read": OpenAbandoned,
+	"ms-error-cached-as-empty":                  MembershipCancel,
+	"ms-lock-kept-on-cancel":                    MembershipCancel,
 	"ms-no-expiry":                              MembershipExpiry,
 	"ms-expiry-from-load-completion":            MembershipExpiry,
 }
