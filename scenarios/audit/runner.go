@@ -49,6 +49,11 @@ type Runner struct {
 	ShrinkMore int
 	// ShrinkWall caps each shrink's wall time (0: simtest's default).
 	ShrinkWall time.Duration
+	// Hang is each mutant run's -sim.hang (0: simtest's default). A
+	// mutant that makes a step loop forever is caught as a hang; the
+	// default waits long enough for any machine, which a run of
+	// thousands of mechanical mutants pays once per such loop.
+	Hang time.Duration
 	// ClaimProcs is how many packages' claim checks run at once (below 1:
 	// one). The timed checks always run alone, after the others.
 	ClaimProcs int
@@ -433,6 +438,9 @@ func (r Runner) judgeRun(m mutants.Mutant, seeds int, screen bool, dir string, r
 	// fails, on cores the audit's other processes are using. A mutant that
 	// needs many seeds gets no core the budget has not already given out.
 	env["WINDTUNNEL_SIM_PARALLEL"] = "1"
+	if r.Hang > 0 {
+		env["WINDTUNNEL_SIM_HANG"] = r.Hang.String()
+	}
 	if r.ShrinkAttempts > 0 {
 		env["WINDTUNNEL_SIM_SHRINK"] = "true"
 		env["WINDTUNNEL_SIM_SHRINK_ATTEMPTS"] = fmt.Sprint(r.ShrinkAttempts)

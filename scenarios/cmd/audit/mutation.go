@@ -26,7 +26,7 @@ import (
 // out of it; every other survivor is a gap, listed with its change. It
 // exits 1 when a survivor is not argued equivalent, 2 on bad flags.
 //
-//	audit mutation [-sample N] [-targets impl/timerwheel,...] [-ops compare,...] [-mutant-seeds N]
+//	audit mutation [-sample N] [-targets impl/timerwheel,...] [-ops compare,...] [-mutant-seeds N] [-hang D]
 func mutationMain(args []string) int {
 	fs := flag.NewFlagSet("audit mutation", flag.ContinueOnError)
 	seeds := fs.Int("mutant-seeds", 20, "seed budget per mutant")
@@ -36,6 +36,7 @@ func mutationMain(args []string) int {
 	parallel := fs.Int("j", 2, "processes at once")
 	out := fs.String("out", "out/mutation", "output directory: mutation.json, MUTATION.md, each mutant's output")
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit per mutant's test process: a hang is a catch")
+	hang := fs.Duration("hang", 3*time.Second, "a mutant's step that runs this long without a scheduling point is a hang, a catch (six times as long while it computes)")
 	everyCheck := fs.Bool("every-check", false, "run every check of a mutant's families, not only those whose coverage reaches its line")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -47,8 +48,8 @@ func mutationMain(args []string) int {
 	switch {
 	case fs.NArg() > 0:
 		return fail("unexpected arguments %q", fs.Args())
-	case *seeds <= 0 || *parallel <= 0 || *timeout <= 0 || *sample < 0:
-		return fail("-mutant-seeds, -j and -timeout must be positive and -sample not negative")
+	case *seeds <= 0 || *parallel <= 0 || *timeout <= 0 || *hang <= 0 || *sample < 0:
+		return fail("-mutant-seeds, -j, -timeout and -hang must be positive and -sample not negative")
 	}
 	chosen, err := chooseTargets(*targets)
 	if err != nil {
@@ -103,7 +104,7 @@ func mutationMain(args []string) int {
 			variants = append(variants, v)
 		}
 	}
-	r := audit.Runner{Root: st.root, Out: dir, Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout}
+	r := audit.Runner{Root: st.root, Out: dir, Pkgs: st.pkgs, Log: os.Stdout, Timeout: *timeout, MutantTimeout: *timeout, Hang: *hang}
 	fmt.Printf("audit mutation: running %d mutants (%d runs over their families), %d seeds each, %d at a time\n", len(all), len(variants), *seeds, *parallel)
 	results := r.RunMutants(ctx, variants, *seeds, *parallel, true)
 	rep := judgeMutation(all, results, equivalent, unreached)

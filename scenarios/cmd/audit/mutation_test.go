@@ -62,6 +62,7 @@ func TestMutationRefusesBadFlags(t *testing.T) {
 		"mutation -targets impl/nope": `-targets: "impl/nope" is not a claimed package`,
 		"mutation -ops flip":          `-ops: unknown operator "flip"`,
 		"mutation -sample -1":         "must be positive and -sample not negative",
+		"mutation -hang 0s":           "-hang must be positive",
 		"mutation stray":              `unexpected arguments ["stray"]`,
 	} {
 		out, rc := runAudit(t, strings.Fields(args)...)
