@@ -80,6 +80,10 @@ func (c abCounts) String() string {
 		c.checks, c.perChannel, c.loads, c.other, c.checkouts)
 }
 
+// abPoolSize is the pool the membership seed's A/B ran with
+// (BUZZ_DB_POOL_SIZE=50), larger than the production store's default.
+const abPoolSize = 50
+
 // runArm builds a fresh one-pod world over the load's tables and runs the
 // load, answering channel checks with the arm's design: the pod's
 // membership cache (newDesign) or the per-channel point-check baseline.
@@ -88,7 +92,7 @@ func runArm(s *sim.Sim, l abLoad, newDesign bool) (abCounts, error) {
 	if err != nil {
 		return abCounts{}, err
 	}
-	w, err := pods.NewWorld(s, pods.Config{Pods: 1, DB: simdb.Config{PoolSize: simdb.DefaultPoolSize, Latency: simdb.DefaultLatency},
+	w, err := pods.NewWorld(s, pods.Config{Pods: 1, DB: simdb.Config{PoolSize: abPoolSize, Latency: simdb.DefaultLatency},
 		Bus: simbus.Config{Faults: simbus.Reliable()}}, tables)
 	if err != nil {
 		return abCounts{}, err

@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// Defaults of a Config. DefaultPoolSize is the pool the membership seed's
-// A/B ran with (BUZZ_DB_POOL_SIZE=50).
+// Defaults of a Config. DefaultPoolSize is the production store's default
+// pool (pgstore: max(4, GOMAXPROCS)) at its floor, as a world has no CPUs
+// of its own; a world that wants the membership seed's A/B pool of 50 asks
+// for it.
 const (
-	DefaultPoolSize   = 50
+	DefaultPoolSize   = 4
 	DefaultMaxWaiters = 10_000
 	DefaultMaxCommits = 1 << 20
 )
@@ -21,7 +23,7 @@ type Statement struct {
 	Name  string    // the statement's name, or a write's "what"
 	Write bool      // true for DB.Write
 	Conn  int       // the connection's number (1..PoolSize); 0 for a write
-	At    time.Time // the start instant (the snapshot instant of a read)
+	At    time.Time // the issue instant; a read's snapshot follows its lag (none when the Hook fixes its latency)
 }
 
 // Fault is what a Hook decides for one statement.
@@ -31,7 +33,9 @@ type Fault struct {
 	// statement's latency, so the scenario can recognise its own errors.
 	Err error
 	// Latency replaces the drawn latency when Fixed is true: a scenario
-	// can make one load slow enough to straddle a write (OC-2, MS-2).
+	// can make one load slow enough to straddle a write (OC-2, MS-2). A
+	// fixed read has no lag: its snapshot is at its issue instant, the
+	// worst moment for a cache that counts its age from before the read.
 	Latency time.Duration
 	Fixed   bool
 	// Required marks the fault as the scenario's premise rather than an
@@ -41,8 +45,8 @@ type Fault struct {
 	// would make the check report a failure of the edit, not of the code.
 	// It applies to Err and to a Fixed latency.
 	Required bool
-	// AfterSnapshot, if set, runs right after a read's snapshot is taken
-	// (or a write has committed), before the statement's latency: the
+	// AfterSnapshot, if set, runs right after a read's snapshot is taken,
+	// after its lag (or a write has committed), before the statement's latency: the
 	// first moment the world may act on the snapshot, at the same virtual
 	// instant. It may block (say, Set an event a directed workload waits
 	// on): the snapshot is already fixed.

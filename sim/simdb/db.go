@@ -93,7 +93,7 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 		return time.Time{}, err
 	}
 	start := s.Now()
-	lat, after, errInjected := db.draw(Statement{Name: what, Write: true, At: start}, SourceWrite, db.cfg.WriteErrorProb)
+	_, lat, after, errInjected := db.draw(Statement{Name: what, Write: true, At: start}, SourceWrite, db.cfg.WriteErrorProb)
 	if err := s.Sleep(ctx, lat); err != nil {
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q canceled after %v: %v", what, s.Now().Sub(start), err)
@@ -187,8 +187,8 @@ func (db *DB[S]) RowsOf(name string) int64 {
 	return db.m.rows.With(name).Value()
 }
 
-// draw decides a statement's latency and injected error at its start: the
-// latency from the model, the random transient error, then the Hook, which
+// draw decides a statement's snapshot lag, latency and injected error at
+// its issue: the lag and latency from the model (a write ignores the lag), the random transient error, then the Hook, which
 // may override either. The number of values drawn from the world's source
 // does not depend on the outcome.
 //
@@ -197,17 +197,18 @@ func (db *DB[S]) RowsOf(name string) int64 {
 // then an error, the Hook's, else the random one; but the Hook's Required
 // ones, the scenario's premise, are always applied. A dropped one takes the
 // fault-free path (the base latency, no error), which draws nothing more,
-// so that the rest of an edited run's choices stay where they were.
-func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Duration, func(), error) {
+// so that the rest of an edited run's choices stay where they were. A
+// latency the Hook fixes fixes the statement's whole timing: its snapshot
+// at its issue instant (no lag), then that latency.
+func (db *DB[S]) draw(st Statement, source string, errProb float64) (lag, lat time.Duration, after func(), err error) {
 	s := db.s
 	// The statement's draws and faults are its operation's, not the
 	// workload's (protocol.Inside): a shrinker that drops the operation moves
 	// no other one's.
 	defer protocol.Inside(s).End()
 	r := s.Rand()
-	lat, tail, slow := db.cfg.Latency.draw(r)
-	var err error
-	var after func()
+	x := db.cfg.Latency.draw(r)
+	lag, lat = x.lag, x.base
 	if u := r.Float64(); errProb > 0 && u < errProb {
 		err = &TransientError{Statement: st.Name, Write: st.Write, Conn: st.Conn, At: st.At}
 	}
@@ -231,14 +232,14 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 	switch {
 	case fixed:
 		if required || s.Keep(sim.KeepFault) {
-			lat = fixedLat
+			lag, lat = 0, fixedLat
 			if s.Recording() {
 				s.Injected("%s: the hook fixes its latency at %v", describe(st), lat)
 			}
 		}
-	case slow:
+	case x.slow:
 		if s.Keep(sim.KeepFault) {
-			lat = tail
+			lat = x.tail
 			db.m.slow.Inc()
 			if s.Recording() {
 				s.Injected("%s: slow, %v (the slow tail)", describe(st), lat)
@@ -247,14 +248,14 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (time.Durati
 	}
 	if err != nil {
 		if !(required && hookErr) && !s.Keep(sim.KeepFault) {
-			return lat, after, nil
+			return lag, lat, after, nil
 		}
 		db.m.injected.With(source).Inc()
 		if s.Recording() {
 			s.Injected("%s: fails (%s): %v", describe(st), source, err)
 		}
 	}
-	return lat, after, err
+	return lag, lat, after, err
 }
 
 // describe names a statement for the record.

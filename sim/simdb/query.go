@@ -5,16 +5,19 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
 // Query runs the statement name on connection c, as PostgreSQL runs a
-// statement in its own snapshot: q is evaluated on the state at the
-// statement's start instant, then the statement takes its latency, then the
-// result is returned. A write that commits during the latency is therefore
-// not seen (OC-2, OC-4, MS-2 depend on exactly this). The rows function
+// statement in its own snapshot: the statement is issued, reaches the
+// server after its drawn lag, q is evaluated on the state at that instant
+// (the snapshot), then the statement takes its latency, then the result is
+// returned. A write that commits during the latency is therefore not seen
+// (OC-2, OC-4, MS-2 depend on exactly this); one that commits during the
+// lag is. The rows function
 // counts the rows of a result for the simdb_rows_total counter; it may be
 // nil (0 rows).
 //
@@ -52,11 +55,17 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	}
 	db.m.statements.With(name).Inc()
 	start := s.Now()
-	lat, after, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
+	lag, lat, after, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
+	if lag > 0 {
+		if err := s.Sleep(ctx, lag); err != nil {
+			return zero, db.canceled(c, name, start, err)
+		}
+	}
+	snap := s.Now()
 	var r R
 	if errInjected == nil {
 		steps := protocol.Steps(s)
-		r = q(&db.state) // the snapshot: the state at the statement's start
+		r = q(&db.state) // the snapshot: the state once the server starts it
 		if protocol.Steps(s) != steps {
 			s.Failf("simdb: statement %q's query function hit a scheduling point: a snapshot is one instant", name)
 		}
@@ -65,12 +74,7 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 		}
 	}
 	if err := s.Sleep(ctx, lat); err != nil {
-		db.m.canceled.Inc()
-		s.Tracef("simdb %s on conn %d canceled after %v: %v", name, c.id, s.Now().Sub(start), err)
-		if s.Recording() {
-			protocol.Interval(s, start, connName(c.id), "%s snapshot +%v, canceled: %v", name, start.Sub(sim.Epoch), err)
-		}
-		return zero, err
+		return zero, db.canceled(c, name, start, err)
 	}
 	if errInjected != nil {
 		s.Tracef("simdb %s on conn %d failed after %v: %v", name, c.id, lat, errInjected)
@@ -87,11 +91,23 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 		s.Failf("simdb: rows function of statement %q returned %d", name, n)
 	}
 	db.m.rows.With(name).Add(int64(n))
-	s.Tracef("simdb %s on conn %d: snapshot +%v, %v, %d rows", name, c.id, start.Sub(sim.Epoch), lat, n)
+	s.Tracef("simdb %s on conn %d: snapshot +%v, %v, %d rows", name, c.id, snap.Sub(sim.Epoch), lat, n)
 	if s.Recording() {
-		protocol.Interval(s, start, connName(c.id), "%s snapshot +%v, %d rows", name, start.Sub(sim.Epoch), n)
+		protocol.Interval(s, start, connName(c.id), "%s snapshot +%v, %d rows", name, snap.Sub(sim.Epoch), n)
 	}
 	return r, nil
+}
+
+// canceled counts and records a statement whose context ended during its
+// lag or latency.
+func (db *DB[S]) canceled(c *Conn[S], name string, start time.Time, err error) error {
+	s := db.s
+	db.m.canceled.Inc()
+	s.Tracef("simdb %s on conn %d canceled after %v: %v", name, c.id, s.Now().Sub(start), err)
+	if s.Recording() {
+		protocol.Interval(s, start, connName(c.id), "%s issued +%v, canceled: %v", name, start.Sub(sim.Epoch), err)
+	}
+	return err
 }
 
 // connName is a connection's object in the run's record.

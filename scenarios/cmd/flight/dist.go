@@ -67,21 +67,21 @@ func (e *env) distributions(ctx context.Context) (distributions, error) {
 	return d, nil
 }
 
-// quantileRow is p50, p99 and max of a series.
+// quantileRow is a series' quantiles, from its least to its max: enough
+// of its shape to fit the simulated model's parameters to.
 func quantileRow(ns []int64) string {
 	if len(ns) == 0 {
 		return "none"
 	}
-	q := quantiles(ns, 0.5, 0.99, 1)
-	return fmt.Sprintf("p50 %v, p99 %v, max %v (n=%d)", q[0], q[1], q[2], len(ns))
+	q := quantiles(ns, 0, 0.1, 0.5, 0.9, 0.95, 0.99, 1)
+	return fmt.Sprintf("min %v, p10 %v, p50 %v, p90 %v, p95 %v, p99 %v, max %v (n=%d)", q[0], q[1], q[2], q[3], q[4], q[5], q[6], len(ns))
 }
 
 // simulatedModel is simdb's default parameters, as the simulated worlds
 // use them unless a swarm seed changes them.
 func simulatedModel() string {
-	l := simdb.DefaultLatency
-	return fmt.Sprintf("statement latency uniform [%v, %v] (slow tail off by default; swarm seeds add one), pool %d connections FIFO, snapshot at the statement's issue instant",
-		l.BaseMin, l.BaseMax, simdb.DefaultPoolSize)
+	return fmt.Sprintf("statement latency %v (the slow tail of faults off by default; swarm seeds add one), pool %d connections FIFO per pod",
+		simdb.DefaultLatency, simdb.DefaultPoolSize)
 }
 
 // calibrationReads is how many cold reads of each cache each relay makes

@@ -38,7 +38,7 @@ func TestARecordedChurnShowsTheRunAndWhatBrokeTheWindow(t *testing.T) {
 	opts := pods.ChurnOpts{SlowOpenReads: true, Lossy: true}
 	var w *pods.World
 	var st pods.Staleness
-	res := sim.Run(sim.Config{Seed: 4, Record: true}, lossyChurn(&w, &st, opts))
+	res := sim.Run(sim.Config{Seed: 1, Record: true}, lossyChurn(&w, &st, opts))
 	require.NoError(t, res.Err)
 	require.NotNil(t, res.Record)
 	events := res.Record.Events
@@ -108,7 +108,7 @@ func TestARecordedChurnShowsTheRunAndWhatBrokeTheWindow(t *testing.T) {
 	// Recording changes nothing: the same seed hashes the same without it.
 	var w2 *pods.World
 	var st2 pods.Staleness
-	plain := sim.Run(sim.Config{Seed: 4}, lossyChurn(&w2, &st2, opts))
+	plain := sim.Run(sim.Config{Seed: 1}, lossyChurn(&w2, &st2, opts))
 	require.NoError(t, plain.Err)
 	assert.Equal(t, plain.Hash, res.Hash)
 	assert.Equal(t, st.MaxStaleness, st2.MaxStaleness)

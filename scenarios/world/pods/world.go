@@ -24,7 +24,7 @@ const DefaultMaxOps = 1_000_000
 type Config struct {
 	Pods int
 	// DB is the database's pool, latency and faults. NewWorld declares the
-	// statements.
+	// statements; a PoolSize of 0 is simdb's default for each pod.
 	DB simdb.Config
 	// Bus carries invalidations; its Faults apply to every pod's
 	// subscription unless PodFaults overrides them.
@@ -105,6 +105,11 @@ func NewWorld(s *sim.Sim, cfg Config, tables authztest.Tables) (*World, error) {
 		cfg.MaxOps = DefaultMaxOps
 	}
 	cfg.DB.Statements = Statements
+	if cfg.DB.PoolSize == 0 {
+		// Each production pod brings its own store's pool; the world's
+		// pods share one database, so it holds all of theirs.
+		cfg.DB.PoolSize = simdb.DefaultPoolSize * cfg.Pods
+	}
 	w := &World{S: s, Tracker: NewTracker(), History: NewHistory(cfg.MaxOps), cfg: cfg, class: map[Key]Class{}, flights: newInflight(s), lastCheck: map[podKey]answer{}}
 	w.History.s = s
 	// The database's hook is the configuration's, unless a directed
