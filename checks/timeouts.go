@@ -56,9 +56,8 @@ type CopHistory struct {
 	// Metrics is the thread's metrics registry snapshot at the end, under
 	// the names the cop registered them with (stats.Registry.Snapshot).
 	Metrics map[string]int64
-	// Rereads is the wheel's own count of deadlines it re-read
-	// (timerwheel.Totals.Visited), for inactivity_cop_visited.
-	Rereads int64
+	// Wheel is the wheel's own cumulative counts (timerwheel.Totals).
+	Wheel WheelCounts
 	// Audited says the thread ran with the opt-in audit (TW-7).
 	Audited bool
 	// CatchUps are the thread's first passes after each restart.
@@ -233,12 +232,40 @@ func eventKey(a, b TimeoutEvent) int {
 // CopMetricNames are the series CheckCopMetrics reads from a history's
 // metrics snapshot. The caller takes the seed's names from the claims
 // table; the other three are the project's own.
+// WheelCounts are a wheel's cumulative counts: its passes, the deadlines
+// it re-read, and what became of them.
+type WheelCounts struct {
+	Passes, Visited, Fired, Rearmed, Dropped, Exhausted int64
+}
+
 type CopMetricNames struct {
 	// The seed's six (TW-8).
 	Passes, Visited, Fired, PassTimeUS, PassMaxUS, BudgetExhausted string
 	// The project's: per-connection lookups (TW-3), evictions (TW-10),
 	// the audit's findings (TW-7).
 	Lookups, Evicted, AuditLost, AuditLate string
+}
+
+// checkWheelCounts holds the wheel's own totals, a public surface of
+// their own, to the same account as the cop's metrics: a pass per pass on
+// the tick grid or at a restart plus one per continuation, an element
+// fired per connection whose timeouts a callback reported at an instant,
+// and each re-read deadline fired, re-armed or dropped.
+func checkWheelCounts(h CopHistory, n CopMetricNames, firedConns, exhausted int64, okE bool, vs *Violations) {
+	w := h.Wheel
+	if okE && w.Passes != h.RefPasses+exhausted {
+		vs.Add("TW-8", 0, "thread %d: the wheel counts %d passes; the harness counts %d passes on the tick grid and at restarts plus %d continuations (%s)",
+			h.Thread, w.Passes, h.RefPasses, exhausted, n.BudgetExhausted)
+	}
+	if w.Fired != firedConns {
+		vs.Add("TW-8", 0, "thread %d: the wheel counts %d fired, the callback saw timeouts of %d connections at their instants", h.Thread, w.Fired, firedConns)
+	}
+	if w.Fired+w.Rearmed+w.Dropped != w.Visited {
+		vs.Add("TW-8", 0, "thread %d: the wheel counts %d visited but %d fired, %d re-armed and %d dropped", h.Thread, w.Visited, w.Fired, w.Rearmed, w.Dropped)
+	}
+	if okE && w.Exhausted != exhausted {
+		vs.Add("TW-8", 0, "thread %d: the wheel counts %d exhausted passes, %s is %d", h.Thread, w.Exhausted, n.BudgetExhausted, exhausted)
+	}
 }
 
 // CheckCopMetrics compares one thread's counters with what its history shows
@@ -262,6 +289,11 @@ func CheckCopMetrics(h CopHistory, n CopMetricNames, vs *Violations) {
 		return v, ok
 	}
 	var fired, evicted int64
+	type connAt struct {
+		conn uint64
+		at   Instant
+	}
+	firedConns := map[connAt]bool{} // a wheel element fires both its timeouts at once
 	refAt := map[Instant]bool{}
 	for _, e := range h.Ref {
 		refAt[e.At] = true
@@ -273,6 +305,7 @@ func CheckCopMetrics(h CopHistory, n CopMetricNames, vs *Violations) {
 			continue
 		}
 		fired++
+		firedConns[connAt{e.Conn, e.At}] = true
 		if !refAt[e.At] && (len(conts) == 0 || conts[len(conts)-1] != e.At) {
 			conts = append(conts, e.At)
 		}
@@ -289,9 +322,10 @@ func CheckCopMetrics(h CopHistory, n CopMetricNames, vs *Violations) {
 		vs.Add("TW-8", 0, "thread %d: the callbacks came from %d continuation passes, %s is %d", h.Thread, len(conts), n.BudgetExhausted, exhausted)
 	}
 	visited, okV := get("TW-8", n.Visited)
-	if okV && visited != h.Rereads {
-		vs.Add("TW-8", 0, "thread %d: %s is %d, the wheel re-read %d deadlines", h.Thread, n.Visited, visited, h.Rereads)
+	if okV && visited != h.Wheel.Visited {
+		vs.Add("TW-8", 0, "thread %d: %s is %d, the wheel re-read %d deadlines", h.Thread, n.Visited, visited, h.Wheel.Visited)
 	}
+	checkWheelCounts(h, n, int64(len(firedConns)), exhausted, okE, vs)
 	if l, ok := get("TW-8", n.Lookups); ok && okV && l != visited {
 		vs.Add("TW-8", 0, "thread %d: %s is %d, %s %d: one lookup per visited connection", h.Thread, n.Lookups, l, n.Visited, visited)
 	}

@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +116,8 @@ func TestCheckCopMetrics(t *testing.T) {
 	names := checks.CopMetricNames{Passes: "p", Visited: "v", Fired: "f", PassTimeUS: "pt", PassMaxUS: "pm", BudgetExhausted: "e",
 		Lookups: "l", Evicted: "x", AuditLost: "al", AuditLate: "at"}
 	ok := map[string]int64{"p": 12, "v": 7, "f": 2, "pt": 0, "pm": 0, "e": 2, "l": 7, "x": 1, "al": 0, "at": 0}
-	h := checks.CopHistory{Thread: 0, RefPasses: 10, Rereads: 7, Audited: true, Metrics: ok,
+	h := checks.CopHistory{Thread: 0, RefPasses: 10, Audited: true, Metrics: ok,
+		Wheel: checks.WheelCounts{Passes: 12, Visited: 7, Fired: 2, Rearmed: 4, Dropped: 1, Exhausted: 2},
 		Fired: []checks.TimeoutEvent{inact(1, sec, 2*sec), inact(2, sec, 2*sec+checks.Instant(time.Millisecond)), evict(3, 2*sec+5)},
 		Ref:   []checks.TimeoutEvent{inact(1, sec, 2*sec), inact(2, sec, 2*sec), evict(3, 2*sec+5)}}
 	var vs checks.Violations
@@ -141,8 +143,23 @@ func TestCheckCopMetrics(t *testing.T) {
 		require.NotEmpty(t, vs.Of(), name)
 		assert.Contains(t, vs.Of()[0].String(), want)
 	}
-	delete(ok, "f")
 	h.Metrics = ok
+	for field, want := range map[string]string{
+		"Passes":    "TW-8: thread 0: the wheel counts 13 passes; the harness counts 10 passes",
+		"Visited":   "TW-8: thread 0: v is 7, the wheel re-read 8",
+		"Fired":     "TW-8: thread 0: the wheel counts 3 fired, the callback saw timeouts of 2 connections at their instants",
+		"Rearmed":   "TW-8: thread 0: the wheel counts 7 visited but 2 fired, 5 re-armed and 1 dropped",
+		"Dropped":   "TW-8: thread 0: the wheel counts 7 visited but 2 fired, 4 re-armed and 2 dropped",
+		"Exhausted": "TW-8: thread 0: the wheel counts 3 exhausted passes, e is 2",
+	} {
+		bad := h
+		f := reflect.ValueOf(&bad.Wheel).Elem().FieldByName(field)
+		f.SetInt(f.Int() + 1)
+		var vs checks.Violations
+		checks.CheckCopMetrics(bad, names, &vs)
+		assert.ErrorContains(t, vs.Err(), want, field)
+	}
+	delete(ok, "f")
 	vs = checks.Violations{}
 	checks.CheckCopMetrics(h, names, &vs)
 	assert.ErrorContains(t, vs.Err(), "TW-8: thread 0: the cop registered no series f")

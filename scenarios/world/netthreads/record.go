@@ -6,6 +6,7 @@ import (
 	"github.com/windtunnel/windtunnel/checks"
 	"github.com/windtunnel/windtunnel/impl/inactivitycop"
 	"github.com/windtunnel/windtunnel/impl/stats"
+	"github.com/windtunnel/windtunnel/impl/timerwheel"
 	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 )
 
@@ -107,11 +108,8 @@ func (th *Thread) record() {
 	m := th.H.Metrics()
 	var reg stats.Registry
 	m.Register(&reg)
-	var tot struct{ visited, rearmed int64 }
-	th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) {
-		t := cop.Wheel().Totals()
-		tot.visited, tot.rearmed = t.Visited, t.Rearmed
-	})
+	var tot timerwheel.Totals
+	th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) { tot = cop.Wheel().Totals() })
 	th.hist.Thread = th.Index
 	th.hist.Budget, th.hist.Ring = th.Cfg.Cop.Budget, th.Cfg.Cop.Buckets
 	th.hist.RefPasses = int64(th.RefPasses)
@@ -123,7 +121,8 @@ func (th *Thread) record() {
 		w.violate("TW-8", "thread %d: %v", th.Index, err)
 	}
 	th.hist.Metrics = metrics
-	th.hist.Rereads = tot.visited
+	th.hist.Wheel = checks.WheelCounts{Passes: tot.Passes, Visited: tot.Visited, Fired: tot.Fired,
+		Rearmed: tot.Rearmed, Dropped: tot.Dropped, Exhausted: tot.Exhausted}
 	th.hist.Audited = th.Cfg.Cop.Audit
 	for _, p := range th.shortened {
 		for _, f := range th.Fired {
@@ -138,7 +137,7 @@ func (th *Thread) record() {
 	st.RefPasses += int64(th.RefPasses)
 	st.Exhausted += m.BudgetExhausted.Value()
 	st.Visited += m.Visited.Value()
-	st.Rearmed += tot.rearmed
+	st.Rearmed += tot.Rearmed
 	if th.Cfg.Cop.Audit {
 		st.AuditedPasses += m.Passes.Value()
 		st.AuditLost += m.AuditLost.Value()
