@@ -22,7 +22,7 @@ FLIGHT_ROUNDS   ?= 6
 FLIGHT_LONG     ?= 2
 FLIGHT_MUTANTS  ?= oc-no-age-check,oc-age-from-fill-completion,oc-member-ttl-removed,ms-no-expiry,ms-expiry-from-load-completion
 FLIGHT_ARGS     ?=
-GOKER_SEEDS      ?= 1000
+GOKER_SEEDS      ?= 20
 GOKER_STRATEGIES ?= random,pct,pos,surw
 GOKER_REAL       ?= 20
 GOKER_RUN        ?= .*
@@ -134,14 +134,14 @@ bench:
 bugbench:
 	$(GO) run ./scenarios/cmd/bugbench -seeds $(BUGBENCH_SEEDS) -wall $(BUGBENCH_WALL) -mutants '$(BUGBENCH_MUTANTS)' -race=$(BUGBENCH_RACE) -out $(OUT)/bugbench.md
 
-## goker: GoKer's blocking-bug kernels from the Go installation, translated and flown under GOKER_STRATEGIES up to GOKER_SEEDS seeds, and on real goroutines GOKER_REAL times; writes OUT/goker.md
+## goker: GoKer's blocking-bug kernels from the Go installation, translated; each flown on GOKER_SEEDS seeds under each of GOKER_STRATEGIES (every seed run: its rate), its first found seed shrunk and replayed, and run GOKER_REAL times on real goroutines; writes OUT/goker.md
 goker:
-	@mkdir -p $(OUT)
-	$(GO) test -count=1 -timeout 6h -run TestGoKerAll ./translate/goker -goker.all -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.table $(abspath $(OUT))/goker.md
+	@mkdir -p $(OUT)/goker
+	$(GO) test -count=1 -timeout 6h -run TestGoKerAll ./translate/goker -goker.all -goker.dir $(abspath $(OUT))/goker -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.table $(abspath $(OUT))/goker.md -goker.command "make goker GOKER_SEEDS=$(GOKER_SEEDS) GOKER_REAL=$(GOKER_REAL) GOKER_STRATEGIES=$(GOKER_STRATEGIES)"
 
-## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true]
+## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true], or a shrunk run's replay file: KERNEL=… FILE=…
 goker-replay:
-	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(if $(filter true,$(SHRINK)),true,false)
+	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.replayfile '$(FILE)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(if $(filter true,$(SHRINK)),true,false)
 
 ## lint: gofmt, go vet and staticcheck
 lint:

@@ -7,15 +7,11 @@
 package goker
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -128,75 +124,6 @@ func Definite(msg string) bool {
 	return strings.Contains(msg, "blocked forever") || strings.HasPrefix(msg, "deadlock")
 }
 
-// Result is what the harness wrote for one kernel under one strategy.
-type Result struct {
-	Kernel   string `json:"kernel"`
-	Strategy string `json:"strategy"`
-	Seeds    int    `json:"seeds"`
-	Found    int    `json:"first_failure"` // 1-based seed that found it, 0: not found
-	Seed     string `json:"first_failing_seed"`
-	Message  string `json:"first_failure_msg"`
-}
-
-// Fly runs the harness in dir (from Prepare) over the kernels whose names
-// match run, with up to seeds seeds under strategy, and returns one Result
-// per kernel, and go test's output. Results add to those already in dir for
-// strategy, so that a set can be flown in parts; a later result for a
-// kernel replaces an earlier one.
-func Fly(dir, run, strategy string, seeds int) ([]Result, string, error) {
-	results := filepath.Join(dir, "results-"+strategy+".jsonl")
-	cmd := exec.Command("go", "test", "-vet=off", "-count=1", "-timeout=6h", "-v", "-run", "^TestKernels$/^("+run+")$",
-		fmt.Sprintf("-sim.seeds=%d", seeds), "-sim.strategy="+strategy, "-sim.record=false", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOKER_RESULTS="+results, "GOWORK=off")
-	// The output goes to a file as it comes, so that a long run can be
-	// watched (tail -f DIR/out-STRATEGY.log).
-	logPath := filepath.Join(dir, "out-"+strategy+".log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, "", err
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	err = cmd.Run()
-	log.Close()
-	outB, _ := os.ReadFile(logPath)
-	out := bytes.NewBuffer(outB)
-	rs, rerr := readResults(results, strategy)
-	if rerr != nil {
-		return nil, out.String(), fmt.Errorf("goker: no results (%v); go test said %v:\n%s", rerr, err, tail(out.String(), 40))
-	}
-	return rs, out.String(), nil
-}
-
-// ReadResults reads the results Fly left in dir for strategy.
-func ReadResults(dir, strategy string) ([]Result, error) {
-	return readResults(filepath.Join(dir, "results-"+strategy+".jsonl"), strategy)
-}
-
-func readResults(path, strategy string) ([]Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rs []Result
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var r Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, err
-		}
-		r.Strategy = strategy
-		if i := slices.IndexFunc(rs, func(x Result) bool { return x.Kernel == r.Kernel }); i >= 0 {
-			rs[i] = r
-			continue
-		}
-		rs = append(rs, r)
-	}
-	return rs, sc.Err()
-}
-
 func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
@@ -207,13 +134,17 @@ func tail(s string, n int) string {
 
 // harness is the test file Prepare writes beside the translated kernels:
 // each registered kernel is a subtest flown by simtest, with the leak
-// oracle on, seeds one after another (rtgo binds one run at a time).
+// oracle on, seeds one after another (rtgo binds one run at a time). With
+// GOKER_RESULTS set it writes one JSON line per kernel: every seed and the
+// first line of its failure ("" when it passed), for Rates to classify.
 const harness = `package goker
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,21 +170,29 @@ func TestKernels(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			sum := simtest.Run(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second, MaxSteps: 5_000_000, StepDuration: time.Microsecond}}, func(s *sim.Sim) error {
+			res := simtest.Seeds(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second, MaxSteps: 5_000_000, StepDuration: time.Microsecond}}, func(s *sim.Sim) (struct{}, error) {
 				rtgo.Use(s)
 				cmds[name]()
-				return nil
+				return struct{}{}, nil
 			})
-			if out != nil {
-				b, err := json.Marshal(struct {
-					Kernel string ` + "`json:\"kernel\"`" + `
-					simtest.Summary
-				}{name, sum})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out.Write(append(b, '\n'))
+			if out == nil {
+				return
 			}
+			line := struct {
+				Kernel   string   ` + "`json:\"kernel\"`" + `
+				Seeds    []string ` + "`json:\"seeds\"`" + `
+				Failures []string ` + "`json:\"failures\"`" + `
+			}{Kernel: name}
+			for _, r := range res.Runs {
+				first, _, _ := strings.Cut(r.Failure, "\n")
+				line.Seeds = append(line.Seeds, fmt.Sprintf("%#x", r.Seed))
+				line.Failures = append(line.Failures, first)
+			}
+			b, err := json.Marshal(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Write(append(b, '\n'))
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package goker_test
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,17 +18,20 @@ import (
 )
 
 var (
-	all        = flag.Bool("goker.all", false, "fly every kernel (make goker) instead of the sample")
-	strategies = flag.String("goker.strategies", "random,pct,pos,surw", "strategies of the whole set, comma-separated")
-	seeds      = flag.Int("goker.seeds", 1000, "seeds per kernel and strategy of the whole set")
-	realRuns   = flag.Int("goker.real", 20, "runs of each kernel on real goroutines with the leak profile")
-	table      = flag.String("goker.table", "", "write the whole set's table (markdown) to this file")
-	kernels    = flag.String("goker.run", ".*", "the whole set's kernels: a regular expression of their names")
-	replay     = flag.String("goker.replay", "", "replay this seed of the kernel -goker.run names under the first of -goker.strategies")
-	workDir    = flag.String("goker.dir", "", "translate into this directory (kept, with each strategy's results-STRATEGY.jsonl) instead of a temporary one")
-	reuse      = flag.Bool("goker.reuse", false, "with -goker.dir: render the table from the results already there instead of flying again")
-	shrink     = flag.Bool("goker.shrink", false, "with -goker.replay: shrink the failing run too")
-	realFile   = flag.String("goker.realfile", "", "keep the real-runtime rates in this JSON file: read them from it when it exists, else measure and write them")
+	all          = flag.Bool("goker.all", false, "fly every kernel (make goker) instead of the sample")
+	strategies   = flag.String("goker.strategies", "random,pct,pos,surw", "strategies of the whole set, comma-separated")
+	seeds        = flag.Int("goker.seeds", 20, "seeds per kernel and strategy of the whole set, every one run: the rate's N")
+	realRuns     = flag.Int("goker.real", 20, "runs of each kernel on real goroutines with the leak profile")
+	table        = flag.String("goker.table", "", "write the whole set's table (markdown) to this file")
+	kernels      = flag.String("goker.run", ".*", "the whole set's kernels: a regular expression of their names")
+	replay       = flag.String("goker.replay", "", "replay this seed of the kernel -goker.run names under the first of -goker.strategies")
+	replayFile   = flag.String("goker.replayfile", "", "replay this replay file (a shrunk run's, under DIR/shrunk) of the kernel -goker.run names")
+	workDir      = flag.String("goker.dir", "", "translate into this directory (kept, with the rates, logs and shrunk runs) instead of a temporary one")
+	shrink       = flag.Bool("goker.shrink", false, "with -goker.replay: shrink the failing run too")
+	wall         = flag.Duration("goker.wall", 5*time.Minute, "wall time one kernel's seeds under one strategy may take; a run over it is cut off and says so")
+	shrinkTries  = flag.Int("goker.shrink.attempts", 200, "re-runs the shrink of a found kernel's seed may make")
+	shrinkWall   = flag.Duration("goker.shrink.wall", 30*time.Second, "wall time the shrink of a found kernel's seed may take")
+	commandShown = flag.String("goker.command", "", "the command to name in the table's heading (make goker passes its own)")
 )
 
 // sample are small kernels whose bugs need a particular interleaving: a
@@ -57,7 +60,9 @@ func prepare(t *testing.T) (string, string, []goker.Kernel) {
 }
 
 // TestGoKerSample translates the whole set (what it cannot take is listed
-// with file:line), and flies a few kernels: the leak oracle finds each.
+// with file:line), flies a few kernels over a few seeds each, every seed
+// run: the leak oracle proves each kernel's leak. One found seed is shrunk,
+// and its shrunk replay file, run again, proves the leak again.
 func TestGoKerSample(t *testing.T) {
 	if *all {
 		t.Skip("-goker.all runs TestGoKerAll")
@@ -69,23 +74,42 @@ func TestGoKerSample(t *testing.T) {
 			assert.True(t, strings.HasPrefix(is.Pos, k.File+":"), "%s: issue %v names its file:line", k.Name, is)
 		}
 	}
-	rs, out, err := goker.Fly(dir, strings.Join(sample, "|"), "random", 20)
+	exe, err := goker.Build(dir)
 	require.NoError(t, err)
-	require.Len(t, rs, len(sample), "one result per sample kernel:\n%s", out)
-	for _, r := range rs {
-		assert.NotZero(t, r.Found, "%s: its leak was not found in %d seeds", r.Kernel, r.Seeds)
-		assert.True(t, goker.Definite(r.Message), "%s: %s", r.Kernel, r.Message)
+	const n = 5
+	for _, k := range sample {
+		r, err := goker.FlyRate(exe, dir, k, "random", n, time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, n, r.Seeds, "%s: every seed runs, not only up to the first failure", k)
+		assert.NotZero(t, r.First, "%s: its leak was not proved in %d seeds", k, n)
+		assert.True(t, goker.Definite(r.Message), "%s: %s", k, r.Message)
+		if k != sample[0] {
+			continue
+		}
+		sh, err := goker.ShrinkSeed(exe, dir, k, "random", r.Seed, 100, 20*time.Second)
+		require.NoError(t, err)
+		assert.Less(t, sh.After, sh.Before, "%s: the shrink took preemptions out", k)
+		assert.True(t, sh.Reproduces, "%s: the shrunk replay %s did not prove the leak again: %q", k, sh.Replay, sh.Failure)
 	}
 }
 
 // TestGoKerReplay runs one found kernel's seed again and shows its report
-// (make goker-replay KERNEL=… SEED=… STRATEGY=…); it fails unless the run
-// fails again.
+// (make goker-replay KERNEL=… SEED=… STRATEGY=…), or a shrunk run's replay
+// file (FILE=…); it fails unless the run fails again.
 func TestGoKerReplay(t *testing.T) {
-	if *replay == "" {
-		t.Skip("replays run with -goker.replay=SEED (make goker-replay)")
+	if *replay == "" && *replayFile == "" {
+		t.Skip("replays run with -goker.replay=SEED or -goker.replayfile=FILE (make goker-replay)")
 	}
 	_, dir, _ := prepare(t)
+	if *replayFile != "" {
+		exe, err := goker.Build(dir)
+		require.NoError(t, err)
+		failure, err := goker.ReplayFile(exe, dir, *kernels, *replayFile)
+		require.NoError(t, err)
+		t.Logf("failure: %s", failure)
+		assert.True(t, goker.Definite(failure), "the replay of %s did not prove the leak again", *replayFile)
+		return
+	}
 	st := strings.Split(*strategies, ",")[0]
 	out, failed, err := goker.Replay(dir, *kernels, st, *replay, *shrink)
 	require.NoError(t, err)
@@ -93,8 +117,10 @@ func TestGoKerReplay(t *testing.T) {
 	assert.True(t, failed, "the replayed run of %s did not fail", *kernels)
 }
 
-// TestGoKerAll flies every translated kernel under each strategy, runs
-// every kernel on real goroutines, and writes the table (make goker).
+// TestGoKerAll flies every translated kernel over -goker.seeds seeds under
+// each strategy, every seed run, shrinks each found kernel's first proved
+// seed and replays the shrunk run, runs every kernel on real goroutines
+// -goker.real times, and writes the table (make goker).
 func TestGoKerAll(t *testing.T) {
 	if !*all {
 		t.Skip("the whole set runs with -goker.all (make goker)")
@@ -102,120 +128,76 @@ func TestGoKerAll(t *testing.T) {
 	pick, err := regexp.Compile("^(" + *kernels + ")$")
 	require.NoError(t, err)
 	src, dir, ks := prepare(t)
-	found := map[string]map[string]goker.Result{}
-	var strats []string
-	for _, st := range strings.Split(*strategies, ",") {
-		var rs []goker.Result
-		var out string
-		var err error
-		if *reuse {
-			rs, err = goker.ReadResults(dir, st)
-		} else {
-			rs, out, err = goker.Fly(dir, *kernels, st, *seeds)
-		}
-		if err != nil {
-			t.Errorf("strategy %s: %v", st, err)
-			continue
-		}
-		strats = append(strats, st)
-		for _, r := range rs {
-			if found[r.Kernel] == nil {
-				found[r.Kernel] = map[string]goker.Result{}
-			}
-			found[r.Kernel][st] = r
-		}
-		_ = out // kept in DIR/out-STRATEGY.log
-	}
-	rates := realRates(t, src, ks, pick)
-	var b strings.Builder
-	fmt.Fprintf(&b, "| kernel | translated | found | %s | real runtime | published | replay |\n|---|---|---|", strings.Join(strats, " | "))
-	for range strats {
-		b.WriteString("---|")
-	}
-	b.WriteString("---|---|---|\n")
-	nFound, nTrans, nKernels := 0, 0, 0
+	exe, err := goker.Build(dir)
+	require.NoError(t, err)
+	started := time.Now()
+	var picked []goker.Kernel
 	for _, k := range ks {
-		if !pick.MatchString(k.Name) {
-			continue
+		if pick.MatchString(k.Name) {
+			picked = append(picked, k)
 		}
-		nKernels++
-		realCell := rates[k.Name]
-		pub := k.Published
-		if pub == "" {
-			pub = "—"
-		}
-		if len(k.Issues) > 0 {
-			fmt.Fprintf(&b, "| %s | no: %s |  |%s %s | %s |  |\n", k.Name, k.Issues[0], strings.Repeat("  |", len(strats)), realCell, pub)
-			continue
-		}
-		nTrans++
-		var cells []string
-		any := false
-		replayCmd := ""
-		for _, st := range strats {
-			r, ok := found[k.Name][st]
-			switch {
-			case !ok:
-				cells = append(cells, "no result")
-			case r.Found > 0 && goker.Definite(r.Message):
-				if !any {
-					replayCmd = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s`", k.Name, r.Seed, st)
+	}
+	// The real runtime's runs mostly wait (each kernel sleeps before its
+	// leak profile), so they go on beside the simulator's.
+	reals := make(chan map[string]*goker.Real, 1)
+	go func() { reals <- realRates(t, src, picked) }()
+	strats := strings.Split(*strategies, ",")
+	var rows []goker.Row
+	for _, k := range picked {
+		row := goker.Row{Kernel: k, Rates: map[string]goker.Rate{}}
+		if len(k.Issues) == 0 {
+			for _, st := range strats {
+				r, err := goker.FlyRate(exe, dir, k.Name, st, *seeds, *wall)
+				if err != nil {
+					t.Errorf("%s under %s: %v", k.Name, st, err)
+					continue
 				}
-				any = true
-				cells = append(cells, fmt.Sprintf("%d", r.Found))
-			case r.Found > 0 && strings.Contains(r.Message, "still blocked"):
-				cells = append(cells, fmt.Sprintf("possible leak at %d (%s)", r.Found, r.Seed))
-			case r.Found > 0:
-				kind, _, _ := strings.Cut(r.Message, " ")
-				cells = append(cells, fmt.Sprintf("no: %s at seed %d", kind, r.Found))
-			default:
-				cells = append(cells, fmt.Sprintf("not in %d", r.Seeds))
+				row.Rates[st] = r
+			}
+			if best, ok := row.Best(strats); ok {
+				sh, err := goker.ShrinkSeed(exe, dir, k.Name, best.Strategy, best.Seed, *shrinkTries, *shrinkWall)
+				if err != nil {
+					row.ShrinkErr = err.Error()
+				} else {
+					row.Shrunk = &sh
+				}
 			}
 		}
-		yes := "no"
-		if any {
-			yes = "yes"
-			nFound++
-		}
-		fmt.Fprintf(&b, "| %s | yes | %s | %s | %s | %s | %s |\n", k.Name, yes, strings.Join(cells, " | "), realCell, pub, replayCmd)
+		t.Logf("%s done (%v)", k.Name, time.Since(started).Round(time.Second))
+		rows = append(rows, row)
 	}
-	fmt.Fprintf(&b, "\n%d kernels, %d translated, %d found within %d seeds by some strategy.\n", nKernels, nTrans, nFound, *seeds)
+	rates := <-reals
+	for i := range rows {
+		rows[i].Real = rates[rows[i].Kernel.Name]
+	}
+	var b strings.Builder
+	cmd := *commandShown
+	if cmd == "" {
+		cmd = "go test ./translate/goker -run TestGoKerAll -goker.all " + strings.Join(os.Args[1:], " ")
+	}
+	fmt.Fprintf(&b, "Measured %s UTC in %v with `%s`: %d seeds per kernel and strategy, every one run; %d runs on real goroutines; shrinks of at most %d re-runs and %v.\n\n",
+		started.UTC().Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), cmd, *seeds, *realRuns, *shrinkTries, *shrinkWall)
+	b.WriteString(goker.Table(strats, rows))
 	t.Log("\n" + b.String())
 	if *table != "" {
 		require.NoError(t, os.WriteFile(*table, []byte(b.String()), 0o644))
 	}
 }
 
-// realRates runs every picked kernel on real goroutines -goker.real times
-// ("k/n" per kernel), or reads the rates -goker.realfile kept.
-func realRates(t *testing.T, src string, ks []goker.Kernel, pick *regexp.Regexp) map[string]string {
-	rates := map[string]string{}
-	if *realFile != "" {
-		if b, err := os.ReadFile(*realFile); err == nil {
-			require.NoError(t, json.Unmarshal(b, &rates))
-			return rates
-		}
+// realRates runs every picked kernel on real goroutines -goker.real times.
+func realRates(t *testing.T, src string, ks []goker.Kernel) map[string]*goker.Real {
+	rates := map[string]*goker.Real{}
+	if *realRuns == 0 {
+		return rates
 	}
 	exe, err := goker.BuildReal(src, t.TempDir())
-	require.NoError(t, err)
-	for _, k := range ks {
-		if !pick.MatchString(k.Name) {
-			continue
-		}
-		n, err := goker.RealRate(exe, k.Name, *realRuns)
-		switch {
-		case err != nil:
-			rates[k.Name] = "hangs"
-		case *realRuns == 0:
-			rates[k.Name] = "not run"
-		default:
-			rates[k.Name] = fmt.Sprintf("%d/%d", n, *realRuns)
-		}
+	if err != nil {
+		t.Errorf("the real runtime: %v", err)
+		return rates
 	}
-	if *realFile != "" {
-		b, err := json.Marshal(rates)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(*realFile, b, 0o644))
+	for _, k := range ks {
+		r := goker.RealRate(exe, k.Name, *realRuns)
+		rates[k.Name] = &r
 	}
 	return rates
 }

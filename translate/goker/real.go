@@ -23,11 +23,18 @@ func BuildReal(src, dir string) (string, error) {
 	return exe, nil
 }
 
+// Real is one kernel on real goroutines: Leaks of Runs runs reported a
+// leaked goroutine, the first at run First (1-based, 0 when none).
+type Real struct {
+	Runs, Leaks, First int
+	Hung               bool // a run went over a minute; the count stops there
+}
+
 // RealRate runs kernel name on real goroutines n times, as Go's own test
 // does (GODEBUG=asyncpreemptoff=1), and counts the runs whose leak profile
 // reports a leaked goroutine. A run is bounded by a minute.
-func RealRate(exe, name string, n int) (int, error) {
-	leaked := 0
+func RealRate(exe, name string, n int) Real {
+	var r Real
 	for range n {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, exe, name)
@@ -35,11 +42,16 @@ func RealRate(exe, name string, n int) (int, error) {
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil && ctx.Err() != nil {
-			return leaked, fmt.Errorf("goker: %s on real goroutines ran over a minute", name)
+			r.Hung = true
+			return r
 		}
+		r.Runs++
 		if strings.Contains(string(out), "(leaked)") {
-			leaked++
+			r.Leaks++
+			if r.First == 0 {
+				r.First = r.Runs
+			}
 		}
 	}
-	return leaked, nil
+	return r
 }

@@ -1,0 +1,222 @@
+package goker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Build compiles the harness of dir (from Prepare) once into a test binary,
+// which every run of the set then executes.
+func Build(dir string) (string, error) {
+	exe := filepath.Join(dir, "kernels.test")
+	cmd := exec.Command("go", "test", "-vet=off", "-c", "-o", exe, ".")
+	cmd.Dir = dir
+	cmd.Env = moduleEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("goker: building the harness: %v\n%s", err, tail(string(out), 40))
+	}
+	return exe, nil
+}
+
+func moduleEnv() []string {
+	return append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+}
+
+// Rate is one kernel's seeds under one strategy: how many proved the leak.
+type Rate struct {
+	Kernel   string
+	Strategy string
+	Seeds    int    // seeds run
+	Leaks    int    // seeds whose run proved a leak (Definite)
+	Possible int    // runs cut off with tasks still blocked while others ran
+	Limits   int    // other failures: the step or task limit
+	First    int    // 1-based seed of the first proved leak, 0 when none
+	Seed     string // that seed
+	Message  string // its failure's first line
+	Other    string // the first failure that proved nothing, its first line
+	CutOff   bool   // the wall limit stopped the run before it reported
+}
+
+// classify counts the seeds of one harness line by what their failures
+// prove.
+func classify(kernel, strategy string, seeds, failures []string) Rate {
+	r := Rate{Kernel: kernel, Strategy: strategy, Seeds: len(seeds)}
+	for i, f := range failures {
+		switch {
+		case f == "":
+			continue
+		case Definite(f):
+			r.Leaks++
+			if r.First == 0 {
+				r.First, r.Seed, r.Message = i+1, seeds[i], f
+			}
+			continue
+		case strings.Contains(f, "still blocked"):
+			r.Possible++
+		default:
+			r.Limits++
+		}
+		if r.Other == "" {
+			r.Other = f
+		}
+	}
+	return r
+}
+
+// FlyRate runs kernel under strategy on n seeds, every one of them (not
+// stopping at the first failure), and counts the seeds that proved its
+// leak. The run is stopped after wall; its Rate then says CutOff.
+func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration) (Rate, error) {
+	res := filepath.Join(dir, "rates", kernel+"-"+strategy+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(res), 0o755); err != nil {
+		return Rate{}, err
+	}
+	os.Remove(res)
+	ctx, cancel := context.WithTimeout(context.Background(), wall)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.timeout=0",
+		fmt.Sprintf("-sim.seeds=%d", n), "-sim.strategy="+strategy, "-sim.keepgoing",
+		"-sim.record=false", "-sim.artifacts=false", "-sim.scan=false")
+	cmd.Dir = dir
+	cmd.Env = append(moduleEnv(), "GOKER_RESULTS="+res)
+	log, err := os.Create(strings.TrimSuffix(res, ".jsonl") + ".log")
+	if err != nil {
+		return Rate{}, err
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return Rate{Kernel: kernel, Strategy: strategy, CutOff: true}, nil
+	}
+	f, err := os.Open(res)
+	if err != nil {
+		return Rate{}, fmt.Errorf("goker: %s under %s wrote no result (go test said %v; see %s)", kernel, strategy, runErr, log.Name())
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var line struct {
+			Kernel   string   `json:"kernel"`
+			Seeds    []string `json:"seeds"`
+			Failures []string `json:"failures"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return Rate{}, fmt.Errorf("goker: %s: %v", res, err)
+		}
+		if line.Kernel == kernel && len(line.Seeds) == len(line.Failures) {
+			return classify(kernel, strategy, line.Seeds, line.Failures), nil
+		}
+	}
+	return Rate{}, fmt.Errorf("goker: %s has no line for %s (%v)", res, kernel, sc.Err())
+}
+
+// Shrunk is the shrink of one found seed and the check of its replay.
+type Shrunk struct {
+	Strategy, Seed string
+	// Before and After are the preemptions of the seed's run and of the
+	// shrunk one.
+	Before, After int64
+	Attempts      int
+	Stopped       string // why the shrink stopped early, "" when it ran its passes
+	Replay        string // the shrunk run's replay file
+	// Failure is the first line of the shrunk replay's failure when run
+	// again from Replay; Reproduces says it proved the leak again.
+	Failure    string
+	Reproduces bool
+}
+
+// ShrinkSeed shrinks kernel's failing seed (at most attempts re-runs and
+// wall time), then runs the shrunk replay file again and reports whether it
+// still proves the leak.
+func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall time.Duration) (Shrunk, error) {
+	sh := Shrunk{Strategy: strategy, Seed: seed}
+	out := filepath.Join(dir, "shrunk", kernel)
+	if err := os.RemoveAll(out); err != nil {
+		return sh, err
+	}
+	// The shrinker stops itself at wall; the process gets a margin for the
+	// seed's own run and the recorded re-run of the result.
+	if _, err := runExe(exe, dir, 2*wall+time.Minute, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+		"-sim.seed="+seed, "-sim.strategy="+strategy, "-sim.shrink", fmt.Sprintf("-sim.shrink.attempts=%d", attempts),
+		"-sim.shrink.wall="+wall.String(), "-sim.out="+out, "-sim.record=false", "-sim.scan=false"); err != nil {
+		return sh, err
+	}
+	found, _ := filepath.Glob(filepath.Join(out, "*", "shrunk", "shrink.json"))
+	if len(found) != 1 {
+		return sh, fmt.Errorf("goker: the shrink of %s at %s left %d summaries under %s", kernel, seed, len(found), out)
+	}
+	b, err := os.ReadFile(found[0])
+	if err != nil {
+		return sh, err
+	}
+	var sum struct {
+		Before   struct{ Preemptions int64 } `json:"before"`
+		After    struct{ Preemptions int64 } `json:"after"`
+		Attempts int                         `json:"attempts"`
+		Stopped  string                      `json:"stopped"`
+		Replay   string                      `json:"replay"`
+		Error    string                      `json:"shrink_error"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return sh, fmt.Errorf("goker: %s: %v", found[0], err)
+	}
+	if sum.Error != "" {
+		return sh, fmt.Errorf("goker: the shrink of %s at %s: %s", kernel, seed, sum.Error)
+	}
+	sh.Before, sh.After, sh.Attempts, sh.Stopped, sh.Replay = sum.Before.Preemptions, sum.After.Preemptions, sum.Attempts, sum.Stopped, sum.Replay
+	sh.Failure, err = ReplayFile(exe, dir, kernel, sh.Replay)
+	sh.Reproduces = err == nil && Definite(sh.Failure)
+	return sh, err
+}
+
+// ReplayFile runs a replay file of kernel (a shrunk run's) again and returns
+// the first line of its failure, "" when it passed.
+func ReplayFile(exe, dir, kernel, file string) (string, error) {
+	out, err := runExe(exe, dir, 10*time.Minute, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+		"-sim.replay="+file, "-sim.record=false", "-sim.scan=false", "-sim.out="+filepath.Join(dir, "replays"))
+	if err != nil {
+		return "", err
+	}
+	return failureLine(out), nil
+}
+
+var failureRE = regexp.MustCompile(`(?m)^\s*failure\s+(\S.*)$`)
+
+// failureLine is the first line of the failure in a failure report.
+func failureLine(out string) string {
+	if m := failureRE.FindStringSubmatch(out); m != nil {
+		return strings.TrimSpace(m[1])
+	}
+	return ""
+}
+
+// runExe runs the harness binary with args, bounded by wall, and returns
+// its output; a failing test is not an error, a binary that did not run or
+// ran over wall is.
+func runExe(exe, dir string, wall time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wall)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir = dir
+	cmd.Env = moduleEnv()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return string(out), fmt.Errorf("goker: %s ran over %v", strings.Join(args, " "), wall)
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return string(out), err
+	}
+	return string(out), nil
+}

@@ -1,0 +1,238 @@
+package goker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Row is everything one run of the set measured for one kernel.
+type Row struct {
+	Kernel Kernel
+	Rates  map[string]Rate // by strategy; empty when it did not translate
+	Real   *Real           // nil when the real runtime was not run
+	Shrunk *Shrunk         // the shrink of its first found seed, nil when none
+	// ShrinkErr says why a found kernel has no shrink.
+	ShrinkErr string
+}
+
+// Best is the strategy with the highest rate of proved leaks (on a tie, the
+// earliest first find, then the first listed), and false when no strategy
+// proved one.
+func (r Row) Best(strats []string) (Rate, bool) {
+	var best Rate
+	ok := false
+	for _, st := range strats {
+		x, has := r.Rates[st]
+		if !has || x.Leaks == 0 {
+			continue
+		}
+		if !ok || x.Leaks*best.Seeds > best.Leaks*x.Seeds || (x.Leaks*best.Seeds == best.Leaks*x.Seeds && x.First < best.First) {
+			best, ok = x, true
+		}
+	}
+	return best, ok
+}
+
+// AtLeastReal reports whether windtunnel's best rate is at least the real
+// runtime's (k/N against k'/N', compared as fractions); known is false when
+// the real runtime was not measured.
+func (r Row) AtLeastReal(strats []string) (atLeast, known bool) {
+	if r.Real == nil || r.Real.Runs == 0 {
+		return false, false
+	}
+	best, _ := r.Best(strats) // zero Rate when nothing was found: 0 >= k'/N' only when k' is 0
+	if best.Seeds == 0 {
+		return r.Real.Leaks == 0, true
+	}
+	return best.Leaks*r.Real.Runs >= r.Real.Leaks*best.Seeds, true
+}
+
+// Flaky reports whether the header publishes a rate below k/k.
+func (k Kernel) Flaky() bool {
+	num, den, ok := strings.Cut(k.Published, "/")
+	if !ok {
+		return false
+	}
+	a, err1 := strconv.Atoi(num)
+	b, err2 := strconv.Atoi(den)
+	return err1 == nil && err2 == nil && a < b
+}
+
+// FirstFinds is the fewest seeds any strategy needed to prove the leak
+// and the runs the real runtime needed to show it (its runs plus one when
+// it never did); ok is false when either side is not measured or
+// windtunnel found nothing.
+func (r Row) FirstFinds(strats []string) (wt, real int, ok bool) {
+	wt, found := r.firstFind(strats)
+	if !found || r.Real == nil || r.Real.Runs == 0 {
+		return 0, 0, false
+	}
+	real = r.Real.First
+	if real == 0 {
+		real = r.Real.Runs + 1
+	}
+	return wt, real, true
+}
+
+// firstFind is the fewest seeds any strategy needed to prove the leak.
+func (r Row) firstFind(strats []string) (int, bool) {
+	first, ok := 0, false
+	for _, st := range strats {
+		if x, has := r.Rates[st]; has && x.First > 0 && (!ok || x.First < first) {
+			first, ok = x.First, true
+		}
+	}
+	return first, ok
+}
+
+func rateCell(x Rate, has bool) string {
+	switch {
+	case !has:
+		return "not run"
+	case x.CutOff:
+		return "cut off (wall)"
+	}
+	c := fmt.Sprintf("%d/%d", x.Leaks, x.Seeds)
+	if x.First > 0 {
+		c += fmt.Sprintf(" (1st: %d)", x.First)
+	}
+	var also []string
+	if x.Possible > 0 {
+		also = append(also, fmt.Sprintf("%d possible", x.Possible))
+	}
+	if x.Limits > 0 {
+		kind, _, _ := strings.Cut(x.Other, " ")
+		if x.Possible > 0 {
+			kind = "limit"
+		}
+		also = append(also, fmt.Sprintf("%d %s", x.Limits, kind))
+	}
+	if len(also) > 0 {
+		c += " + " + strings.Join(also, ", ")
+	}
+	return c
+}
+
+func realCell(r *Real) string {
+	switch {
+	case r == nil:
+		return "not run"
+	case r.Hung:
+		return fmt.Sprintf("hung at run %d", r.Runs+1)
+	case r.First > 0:
+		return fmt.Sprintf("%d/%d (1st: %d)", r.Leaks, r.Runs, r.First)
+	}
+	return fmt.Sprintf("%d/%d", r.Leaks, r.Runs)
+}
+
+// realRuns shows the real runtime's runs to its first find, "> N" when it
+// never showed the leak in its N runs.
+func realRuns(r *Real, n int) string {
+	if r.First == 0 {
+		return fmt.Sprintf("> %d", r.Runs)
+	}
+	return strconv.Itoa(n)
+}
+
+func yesNo(v, known bool) string {
+	switch {
+	case !known:
+		return "—"
+	case v:
+		return "yes"
+	}
+	return "**no**"
+}
+
+// Table renders the rows as a markdown table, and a summary of what it
+// shows against the goals: every found kernel at least as often as the real
+// runtime, and the flaky ones in fewer runs.
+func Table(strats []string, rows []Row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| kernel | translated | found | %s | real runtime | published | ≥ real | fewer runs | shrunk | replay |\n|---|---|---|", strings.Join(strats, " | "))
+	b.WriteString(strings.Repeat("---|", len(strats)))
+	b.WriteString("---|---|---|---|---|---|\n")
+	var nTrans, nFound, nAtLeast, nKnown, nFlaky, nFewer, nTie, nShrunk, nReplays int
+	var notAtLeast, notFewer []string
+	for _, r := range rows {
+		pub := r.Kernel.Published
+		if pub == "" {
+			pub = "—"
+		}
+		if len(r.Kernel.Issues) > 0 {
+			fmt.Fprintf(&b, "| %s | no: %s |  |%s %s | %s | — | — |  |  |\n", r.Kernel.Name, r.Kernel.Issues[0], strings.Repeat("  |", len(strats)), realCell(r.Real), pub)
+			continue
+		}
+		nTrans++
+		var cells []string
+		for _, st := range strats {
+			x, has := r.Rates[st]
+			cells = append(cells, rateCell(x, has))
+		}
+		best, found := r.Best(strats)
+		foundCell, replay, shrunk := "no", "", ""
+		if found {
+			nFound++
+			foundCell = "yes"
+			replay = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s`", r.Kernel.Name, best.Seed, best.Strategy)
+		}
+		switch {
+		case r.Shrunk != nil:
+			nShrunk++
+			shrunk = fmt.Sprintf("%d → %d preemptions (%s, %d re-runs", r.Shrunk.Before, r.Shrunk.After, r.Shrunk.Strategy, r.Shrunk.Attempts)
+			if r.Shrunk.Stopped != "" {
+				shrunk += "; stopped: " + r.Shrunk.Stopped
+			}
+			shrunk += "); replay: "
+			if r.Shrunk.Reproduces {
+				nReplays++
+				shrunk += "leaks again"
+			} else {
+				shrunk += "**does not reproduce**: " + r.Shrunk.Failure
+			}
+		case r.ShrinkErr != "":
+			shrunk = "not shrunk: " + r.ShrinkErr
+		}
+		atLeast, known := r.AtLeastReal(strats)
+		if known {
+			nKnown++
+			if atLeast {
+				nAtLeast++
+			} else {
+				notAtLeast = append(notAtLeast, r.Kernel.Name)
+			}
+		}
+		fewerCell := "—"
+		if r.Kernel.Flaky() {
+			nFlaky++
+			wt, real, ok := r.FirstFinds(strats)
+			switch {
+			case !ok:
+				notFewer = append(notFewer, r.Kernel.Name)
+			case wt < real:
+				nFewer++
+				fewerCell = fmt.Sprintf("yes: %d vs %s", wt, realRuns(r.Real, real))
+			case wt == real:
+				nTie++
+				fewerCell = fmt.Sprintf("tie: %d vs %d", wt, real)
+			default:
+				notFewer = append(notFewer, r.Kernel.Name)
+				fewerCell = fmt.Sprintf("**no**: %d vs %d", wt, real)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | yes | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kernel.Name, foundCell, strings.Join(cells, " | "),
+			realCell(r.Real), pub, yesNo(atLeast, known), fewerCell, shrunk, replay)
+	}
+	fmt.Fprintf(&b, "\n%d kernels, %d translated, %d found (a proved leak under some strategy).\n", len(rows), nTrans, nFound)
+	fmt.Fprintf(&b, "At least the real runtime's rate: %d of the %d translated kernels measured on both", nAtLeast, nKnown)
+	if len(notAtLeast) > 0 {
+		fmt.Fprintf(&b, " (below it: %s)", strings.Join(notAtLeast, ", "))
+	}
+	fmt.Fprintf(&b, ".\nFlaky by their header (published rate below 100%%): %d translated; found in fewer runs than the real runtime: %d, in as many (both at the first run): %d", nFlaky, nFewer, nTie)
+	if len(notFewer) > 0 {
+		fmt.Fprintf(&b, "; in more, or not found: %s", strings.Join(notFewer, ", "))
+	}
+	fmt.Fprintf(&b, ".\nShrunk: %d of the %d found; their shrunk replays proved the leak again: %d.\n", nShrunk, nFound, nReplays)
+	return b.String()
+}

@@ -1,0 +1,59 @@
+package goker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A seed counts toward the rate only when its run proved the leak; a run
+// cut off while tasks still ran, or one that hit a limit, is counted apart.
+func TestClassifyCountsOnlyProvedLeaks(t *testing.T) {
+	r := classify("K", "random", []string{"0x1", "0x2", "0x3", "0x4", "0x5"}, []string{
+		"",
+		"leak at step 20: 1 task(s) still blocked when the settle phase was cut off (possible goroutine leak)",
+		"limit: 5000000 steps",
+		"leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
+		"deadlock at step 4: every task is blocked",
+	})
+	assert.Equal(t, Rate{Kernel: "K", Strategy: "random", Seeds: 5, Leaks: 2, Possible: 1, Limits: 1, First: 4, Seed: "0x4",
+		Message: "leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
+		Other:   "leak at step 20: 1 task(s) still blocked when the settle phase was cut off (possible goroutine leak)"}, r)
+}
+
+func TestVerdictsCompareRatesAndFirstFinds(t *testing.T) {
+	strats := []string{"random", "pct"}
+	row := Row{Kernel: Kernel{Name: "K", Published: "19/100"}, Rates: map[string]Rate{
+		"random": {Strategy: "random", Seeds: 20, Leaks: 5, First: 3, Seed: "0xa"},
+		"pct":    {Strategy: "pct", Seeds: 10, Leaks: 3, First: 2, Seed: "0xb"},
+	}, Real: &Real{Runs: 20, Leaks: 6, First: 4}}
+	best, ok := row.Best(strats)
+	assert.True(t, ok)
+	assert.Equal(t, "pct", best.Strategy, "3/10 beats 5/20")
+	atLeast, known := row.AtLeastReal(strats)
+	assert.True(t, known)
+	assert.True(t, atLeast, "3/10 >= 6/20")
+	row.Real.Leaks = 7
+	atLeast, _ = row.AtLeastReal(strats)
+	assert.False(t, atLeast, "3/10 < 7/20")
+	wt, real, ok := row.FirstFinds(strats)
+	assert.Equal(t, []any{2, 4, true}, []any{wt, real, ok})
+	row.Real = &Real{Runs: 20}
+	wt, real, ok = row.FirstFinds(strats)
+	assert.Equal(t, []any{2, 21, true}, []any{wt, real, ok}, "a real runtime that never showed it needed more than its runs")
+	assert.True(t, row.Kernel.Flaky())
+	assert.False(t, Kernel{Published: "100/100"}.Flaky())
+	assert.False(t, Kernel{}.Flaky())
+
+	none := Row{Kernel: Kernel{Name: "N"}, Rates: map[string]Rate{"random": {Seeds: 20}}, Real: &Real{Runs: 20, Leaks: 1, First: 9}}
+	_, ok = none.Best(strats)
+	assert.False(t, ok)
+	atLeast, known = none.AtLeastReal(strats)
+	assert.True(t, known)
+	assert.False(t, atLeast, "0/20 < 1/20")
+	text := Table(strats, []Row{row, none})
+	assert.Contains(t, text, "| K | yes | yes | 5/20 (1st: 3) | 3/10 (1st: 2) | 0/20 | 19/100 | yes | yes: 2 vs > 20 |")
+	assert.Contains(t, text, "below it: N")
+	assert.True(t, strings.Contains(text, "2 kernels, 2 translated, 1 found"), text)
+}
