@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"time"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
 // The leak oracle (Config.LeakCheck): when main returns, the other tasks go
@@ -11,7 +13,9 @@ import (
 // leak profile: the run fails with each one, its wait and its frame. A run
 // whose tasks never settle (a ticker, a spinning task) is cut off after
 // LeakSettle of virtual time or leakSettleSteps steps, and its blocked tasks
-// are reported as still blocked then.
+// are reported as still blocked then. Tickers (TickerOf) are the exception:
+// they can wake only a receiver of their channel, so with none waiting the
+// run settles beside them.
 
 // FailLeak is the kind of a run whose tasks were left blocked forever after
 // main returned.
@@ -66,7 +70,7 @@ func (s *Sim) failLeak(cutOff string) {
 	s.leak.done = true
 	var blocked []*task
 	for _, t := range s.tasks {
-		if t.state == taskBlocked && !(cutOff != "" && t.waitOp == "Sleep") {
+		if t.state == taskBlocked && t.ticker == nil && !(cutOff != "" && t.waitOp == "Sleep") {
 			blocked = append(blocked, t)
 		}
 	}
@@ -90,4 +94,33 @@ func (s *Sim) failLeak(cutOff string) {
 // cutOffWhy says how long the settle phase ran, for the report.
 func (s *Sim) cutOffWhy() string {
 	return fmt.Sprintf("%v and %d steps", time.Duration(s.nowNs-s.leak.atNs), s.steps-s.leak.atStep)
+}
+
+// TickerOf marks the current task as the ticker of c: from now on it only
+// sleeps and, between sleeps, sends on c without blocking (rtgo's
+// time.Ticker, which in Go is no goroutine at all). Such a task can wake no
+// task but a receiver of c, so once every other task is blocked and none
+// waits on c, the leak check settles while it still ticks, and does not
+// report it. A channel of another runtime marks nothing.
+func (s *Sim) TickerOf(c rt.AnyChan) {
+	if sc, ok := c.(*simChan); ok && sc.s == s {
+		s.cur().ticker = sc
+	}
+}
+
+// tickersOnly reports whether only tickers can still move, none of whose
+// channels a task waits to receive from: every runnable task is such a
+// ticker and every pending timer wakes one. Nothing left would wake a
+// blocked task, although the tickers keep ticking.
+func (s *Sim) tickersOnly() bool {
+	idle := func(t *task) bool { return t != nil && t.ticker != nil && !hasLive(t.ticker.recvq) }
+	for _, t := range s.runnable {
+		if !idle(t) {
+			return false
+		}
+	}
+	if len(s.runnable) == 0 && s.timers.first() == nil {
+		return false // stuck: the usual end
+	}
+	return s.timers.all(func(tm *timer) bool { return tm.kind == timerWake && idle(tm.task) })
 }

@@ -73,3 +73,42 @@ func TestLeakCheckCutsOffAtSettle(t *testing.T) {
 	require.Len(t, f.Blocked, 1, "the sleeping ticker is not reported")
 	assert.Equal(t, "waiter", f.Blocked[0].Name)
 }
+
+// A task marked as a ticker (TickerOf: it only sleeps and sends on its
+// channel without blocking, as rtgo's time.Ticker does) can wake nobody
+// but a receiver of that channel: with no such receiver, the tasks blocked
+// elsewhere are blocked forever although it still ticks, and it is not
+// reported itself.
+func TestLeakCheckSettlesBesideTickers(t *testing.T) {
+	ticking := func(s *sim.Sim, recvTick bool) {
+		tick := rt.NewChan[int](s, "tick", 1)
+		s.Go("ticker", func() {
+			s.TickerOf(tick.Any())
+			for s.Sleep(context.Background(), time.Millisecond) == nil {
+				rt.TrySelect(s, tick.SendCase(1))
+			}
+		})
+		s.Go("waiter", func() { s.NewEvent("never").Wait(context.Background()) })
+		if recvTick {
+			s.Go("reader", func() {
+				for {
+					tick.Recv()
+				}
+			})
+		}
+	}
+	res := sim.Run(sim.Config{Seed: 1, LeakCheck: true, LeakSettle: 10 * time.Second}, func(s *sim.Sim) { ticking(s, false) })
+	f := res.Failure()
+	require.NotNil(t, f)
+	assert.Contains(t, f.Message, "1 task(s) blocked forever")
+	require.Len(t, f.Blocked, 1, "the ticker is not reported")
+	assert.Equal(t, "waiter", f.Blocked[0].Name)
+	assert.Less(t, res.Elapsed, time.Second, "settled without waiting for the cut-off")
+
+	// A task that waits on the ticker's channel can still be woken: the
+	// run goes on to the cut-off, and the waiter is only possibly leaked.
+	res = sim.Run(sim.Config{Seed: 1, LeakCheck: true, LeakSettle: 10 * time.Second}, func(s *sim.Sim) { ticking(s, true) })
+	f = res.Failure()
+	require.NotNil(t, f)
+	assert.Contains(t, f.Message, "still blocked 10s")
+}

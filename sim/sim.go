@@ -277,6 +277,13 @@ func (s *Sim) decide(onTask bool) int {
 			s.failLeak(s.cutOffWhy())
 			continue
 		}
+		if s.leak.started && s.tickersOnly() {
+			if onTask {
+				return needLoop
+			}
+			s.failLeak("")
+			continue
+		}
 		if len(s.runnable) == 0 {
 			if s.timers.first() == nil {
 				if onTask {

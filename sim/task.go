@@ -57,6 +57,10 @@ type task struct {
 	wq           *waitQueue
 	wprev, wnext *task
 
+	// ticker is the channel the task ticks on (TickerOf), nil for any
+	// other task.
+	ticker *simChan
+
 	// sleep is the timer of the task's Sleep, reused by every Sleep: a task
 	// sleeps at most once at a time.
 	sleep timer

@@ -135,6 +135,20 @@ func (th *timerHeap) firstInHeap() *timerEntry {
 	return nil
 }
 
+// all reports whether f holds for every pending timer; it stops at the
+// first that fails.
+func (th *timerHeap) all(f func(*timer) bool) bool {
+	if th.hasFront && !f(th.front.t) {
+		return false
+	}
+	for i := range th.h {
+		if e := &th.h[i]; e.live() && !f(e.t) {
+			return false
+		}
+	}
+	return true
+}
+
 // remove unsets t, which is pending. In the front slot it goes at once; in
 // the heap its slot stays until it surfaces, and when dead slots outnumber
 // live ones the heap is rebuilt without them, so that removal costs O(1)

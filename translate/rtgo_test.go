@@ -61,6 +61,30 @@ func TestRtgoTimersAndTickers(t *testing.T) {
 }
 
 // An operation on a nil channel blocks forever, as in Go: the leak oracle
+// A ticker nobody stops keeps no leak from being proved: in Go it is no
+// goroutine, so a task blocked where the ticker cannot reach is blocked
+// forever (Etcd7492's shape: a loop on a ticker stuck on a lock).
+func TestRtgoLiveTickerDoesNotHideALeak(t *testing.T) {
+	// Each step takes a microsecond, as GoKer's runs do: the ticker is
+	// then due again at every step and always runnable.
+	res := sim.Run(sim.Config{Seed: 1, LeakCheck: true, StepDuration: time.Microsecond}, func(s *sim.Sim) {
+		rtgo.Use(s)
+		var mu rtgo.Mutex
+		mu.Lock()
+		rtgo.Go("looper", func() {
+			tk := rtgo.NewTicker(time.Nanosecond)
+			rtgo.Recv(tk.C)
+			mu.Lock()
+		})
+	})
+	rtgo.Use(nil)
+	f := res.Failure()
+	require.NotNil(t, f)
+	assert.Contains(t, f.Message, "1 task(s) blocked forever")
+	require.Len(t, f.Blocked, 1)
+	assert.Equal(t, "looper", f.Blocked[0].Name)
+}
+
 // reports the task.
 func TestRtgoNilChannelBlocksForever(t *testing.T) {
 	res := fly(t, 1, func(s *sim.Sim) {
