@@ -8,9 +8,11 @@
 //     order while all are busy and gives up when its context ends; a queued
 //     caller's CheckedOutAt is the instant another caller released.
 //   - Query runs a named statement on a connection. It reads one snapshot
-//     at its start instant, then takes a latency drawn from a distribution
-//     with a slow tail, then returns. So a write that commits during the
-//     latency is not seen, as with a PostgreSQL statement.
+//     a drawn lag after it is issued (the server starts it), then takes a
+//     latency drawn from a distribution with a healthy tail and a slow tail
+//     of faults, then returns. So a write that commits during the latency
+//     is not seen, as with a PostgreSQL statement. DefaultLatency is fit
+//     to the real server the flight measured (docs/flight.md).
 //   - Write applies a change at one virtual instant, after its own latency,
 //     and appends a Commit to the log. The log is the checkers' source of
 //     truth. Inside the change, CommitInstant tells the scenario the instant
