@@ -51,7 +51,7 @@ func (r Report) Markdown() string {
 			fams[fam] = append(fams[fam], t.Mutant)
 		}
 		for _, f := range famOrder {
-			fmt.Fprintf(&b, "| %s | %d: %s | no workload that runs on real goroutines yet: the family's checks fly simulated worlds (simdb, simbus, virtual time) |\n", f, len(fams[f]), strings.Join(fams[f], ", "))
+			fmt.Fprintf(&b, "| %s | %d: %s | no workload on real goroutines yet: the family's checks fly simulated worlds, and simdb and simbus run only in a simulation (they take the run's *sim.Sim) |\n", f, len(fams[f]), strings.Join(fams[f], ", "))
 		}
 	}
 	return b.String()
