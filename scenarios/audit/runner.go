@@ -401,6 +401,9 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 	}
 	if !m.Race && budget > 1 {
 		res := r.judgeRun(m, 1, true, dir, run)
+		if ctx.Err() != nil {
+			return interrupted(ctx, m, budget)
+		}
 		if res.Caught || res.Error != "" {
 			res.SeedBudget, res.Screened = budget, true
 			return res
@@ -412,7 +415,19 @@ func (r Runner) judgeMutant(ctx context.Context, m mutants.Mutant, seeds int, di
 			}
 		}
 	}
-	return r.judgeRun(m, budget, false, dir, run)
+	res := r.judgeRun(m, budget, false, dir, run)
+	if ctx.Err() != nil {
+		return interrupted(ctx, m, budget)
+	}
+	return res
+}
+
+// interrupted is the result of a mutant whose run ended with the whole
+// run's context (the user's interrupt): its killed process failed like a
+// check, which says nothing of the mutant.
+func interrupted(ctx context.Context, m mutants.Mutant, budget int) MutantResult {
+	return MutantResult{ID: m.ID, Kind: m.Kind, Claims: m.Claims, What: m.What, SeedBudget: budget,
+		Error: fmt.Sprintf("interrupted before its verdict (%v)", context.Cause(ctx))}
 }
 
 // judgeRun runs a mutant's checks once, over seeds seeds (screening: see

@@ -75,6 +75,36 @@ func TestMutantRunsStopAtTheirFirstFailure(t *testing.T) {
 
 // buildFixture builds the test binary of a fixture package (a path from
 // the repository's root) and returns the root and the binary.
+// TestAnInterruptedMutantIsNoCatch: a mutant whose checks the user
+// interrupts (Ctrl-C: the run's context ends) has no verdict. Its killed
+// process exits with an error like a check's failure, which must not be
+// read as the mutant caught.
+func TestAnInterruptedMutantIsNoCatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a test binary")
+	}
+	m := failfastMutant()
+	m.Tests = "^TestSlow$"
+	root, bin := buildFixture(t, m.Pkg)
+	r := Runner{Root: root, Out: t.TempDir(), Timeout: 5 * time.Minute}
+	t.Setenv("FAILFAST_SLOW", "1")
+	for _, way := range []struct {
+		name string
+		run  func(ctx context.Context) MutantResult
+	}{
+		{"overlay", func(ctx context.Context) MutantResult { return r.RunMutant(ctx, m, 2) }},
+		{"schema", func(ctx context.Context) MutantResult { return r.runSchemaMutant(ctx, m, 2, bin) }},
+	} {
+		t.Run(way.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			res := way.run(ctx)
+			assert.False(t, res.Caught, "an interrupted run caught nothing")
+			assert.Contains(t, res.Error, "interrupted")
+		})
+	}
+}
+
 func buildFixture(t *testing.T, pkg string) (root, bin string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")

@@ -113,6 +113,9 @@ func mutationMain(args []string) int {
 		return 1
 	}
 	printMutation(os.Stdout, rep)
+	if ctx.Err() != nil {
+		fmt.Printf("audit mutation: interrupted: the %d mutants that could not be run have no verdict; the report holds the others\n", rep.Total.Errors)
+	}
 	fmt.Printf("audit mutation: wrote %s/MUTATION.md and mutation.json in %v\n", dir, time.Since(start).Round(time.Second))
 	if rep.Total.Survived > 0 || rep.Total.Errors > 0 {
 		return 1

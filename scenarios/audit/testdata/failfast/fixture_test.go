@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // mutated: the overlay's edit (Broken), or the schema binary's selection.
@@ -30,3 +31,11 @@ func TestCaught(t *testing.T) {
 }
 
 func TestLater(t *testing.T) { started(t, "later") }
+
+// TestSlow holds its process until it is killed when FAILFAST_SLOW is set:
+// a run the user interrupts.
+func TestSlow(t *testing.T) {
+	if os.Getenv("FAILFAST_SLOW") != "" {
+		time.Sleep(time.Minute)
+	}
+}
