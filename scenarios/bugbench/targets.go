@@ -15,6 +15,7 @@ var benchmarked = map[string]*Workload{
 	"ms-fence-accepts-any-loading-entry":        MembershipFence,
 	"ms-no-recheck-after-lock":                  MembershipCold,
 	"dr-drain-mutex-released-early":             CollectorDrain,
+	"tw1-shorten-without-rearm":                 CopDeadlines,
 	"dr-putback-prepends":                       CollectorDrain,
 	"oc-no-age-check":                           OpenMaxAge,
 	"oc-slow-read-joined-late":                  OpenMaxAge,

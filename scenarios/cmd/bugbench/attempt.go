@@ -47,6 +47,19 @@ func (a Attempt) Rate() float64 {
 type Caps struct {
 	Seeds int
 	Wall  time.Duration
+	// PCTDepth is PCT's bug depth d (d-1 priority change points); 0 means
+	// DefaultPCTDepth.
+	PCTDepth int
+}
+
+// DefaultPCTDepth is PCT's depth unless a run asks for another.
+const DefaultPCTDepth = 3
+
+func (c Caps) pctDepth() int {
+	if c.PCTDepth == 0 {
+		return DefaultPCTDepth
+	}
+	return c.PCTDepth
 }
 
 // Windtunnel runs w under one strategy, seed after seed, until its checker
@@ -69,7 +82,7 @@ func Windtunnel(w *bugbench.Workload, mutant, strategy string, caps Caps) Attemp
 		mk = sim.POS
 	case "pct":
 		steps := sim.Run(sim.Config{Seed: calibrationSeed, Selected: w.Selected}, body).Steps
-		mk = func() sim.Strategy { return sim.PCT(3, max(steps, 1)) }
+		mk = func() sim.Strategy { return sim.PCT(caps.pctDepth(), max(steps, 1)) }
 	case "surw":
 		st, profile := sim.ProfileSURW()
 		sim.Run(sim.Config{Seed: calibrationSeed, Strategy: st, Selected: w.Selected}, body)

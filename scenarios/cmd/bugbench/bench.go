@@ -47,8 +47,8 @@ type Report struct {
 // benchmarked mutant under every approach.
 func Bench(ctx context.Context, o Options) (Report, error) {
 	rep := Report{Caps: o.Caps, Race: o.Race}
-	if o.Caps.Seeds < 1 || o.Caps.Wall <= 0 {
-		return rep, fmt.Errorf("bugbench: caps must be positive, got %d seeds and %v", o.Caps.Seeds, o.Caps.Wall)
+	if o.Caps.Seeds < 1 || o.Caps.Wall <= 0 || o.Caps.PCTDepth < 0 {
+		return rep, fmt.Errorf("bugbench: caps must be positive, got %d seeds, %v and PCT depth %d", o.Caps.Seeds, o.Caps.Wall, o.Caps.PCTDepth)
 	}
 	want := map[string]bool{}
 	for _, id := range o.Mutants {
@@ -136,7 +136,8 @@ func drive(ctx context.Context, bin, dir, mutant string, approaches []string, ca
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestBugBenchDriver$", "-test.count=1",
 		"-bugbench.approaches="+strings.Join(approaches, ","),
-		fmt.Sprintf("-bugbench.seeds=%d", caps.Seeds), fmt.Sprintf("-bugbench.wall=%v", caps.Wall))
+		fmt.Sprintf("-bugbench.seeds=%d", caps.Seeds), fmt.Sprintf("-bugbench.wall=%v", caps.Wall),
+		fmt.Sprintf("-bugbench.pct.depth=%d", caps.pctDepth()))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), mutants.MutantEnv+"="+mutant)
 	out, runErr := cmd.CombinedOutput()

@@ -21,6 +21,7 @@ var (
 	flagApproaches = flag.String("bugbench.approaches", "", "comma-separated approaches to run: random,pct,pos,surw,stress,synctest (empty: skip)")
 	flagSeeds      = flag.Int("bugbench.seeds", 1000, "windtunnel's seed cap per strategy")
 	flagWall       = flag.Duration("bugbench.wall", 60*time.Second, "wall-clock cap per approach")
+	flagPCTDepth   = flag.Int("bugbench.pct.depth", DefaultPCTDepth, "PCT's bug depth")
 )
 
 // TestBugBenchDriver runs the approaches the flags name on the mutant the
@@ -34,7 +35,7 @@ func TestBugBenchDriver(t *testing.T) {
 	if !ok || tg.Workload == nil {
 		t.Fatalf("bugbench: %s=%q is not a benchmarked mutant", mutants.MutantEnv, id)
 	}
-	caps := Caps{Seeds: *flagSeeds, Wall: *flagWall}
+	caps := Caps{Seeds: *flagSeeds, Wall: *flagWall, PCTDepth: *flagPCTDepth}
 	// One untimed run first, in a simulation and on real goroutines, so
 	// that the first approach timed does not pay for the process's warm-up.
 	Windtunnel(tg.Workload, id, "random", Caps{Seeds: 1, Wall: time.Minute})

@@ -23,6 +23,7 @@ func main() {
 	only := flag.String("mutants", "", "comma-separated mutant IDs (empty: every benchmarked one)")
 	race := flag.Bool("race", true, "build the stress binary with the race detector")
 	out := flag.String("out", "", "also write the Markdown report to this file")
+	depth := flag.Int("pct-depth", DefaultPCTDepth, "PCT's bug depth (depth-1 priority change points)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -40,7 +41,7 @@ func main() {
 		ids = strings.Split(*only, ",")
 	}
 	rep, err := Bench(ctx, Options{Root: root, Dir: dir, Mutants: ids,
-		Caps: Caps{Seeds: *seeds, Wall: *wall}, Race: *race, Log: os.Stderr})
+		Caps: Caps{Seeds: *seeds, Wall: *wall, PCTDepth: *depth}, Race: *race, Log: os.Stderr})
 	if err != nil {
 		fail(err)
 	}

@@ -26,7 +26,7 @@ func (r Report) Markdown() string {
 	if !r.Race {
 		race = "stress without -race (a smoke run)"
 	}
-	fmt.Fprintf(&b, "Caps: %d seeds per strategy, %v of wall time per approach; %s.\n\n", r.Caps.Seeds, r.Caps.Wall, race)
+	fmt.Fprintf(&b, "Caps: %d seeds per strategy, %v of wall time per approach; PCT at depth %d; %s.\n\n", r.Caps.Seeds, r.Caps.Wall, r.Caps.pctDepth(), race)
 	for _, m := range order {
 		tg, _ := bugbench.Lookup(m)
 		fmt.Fprintf(&b, "### %s\n\n%s's checker, workload %s.\n\n", m, tg.Workload.Claim, tg.Workload.Name)

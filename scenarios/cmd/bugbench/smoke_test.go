@@ -61,4 +61,6 @@ func TestBugBenchRefusesBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, `"no-such" is not a benchmarked mutant`)
 	_, err = Bench(context.Background(), Options{Root: ".", Dir: t.TempDir(), Caps: Caps{Seeds: 0, Wall: time.Second}})
 	assert.ErrorContains(t, err, "caps must be positive")
+	_, err = Bench(context.Background(), Options{Root: ".", Dir: t.TempDir(), Caps: Caps{Seeds: 1, Wall: time.Second, PCTDepth: -1}})
+	assert.ErrorContains(t, err, "PCT depth -1")
 }
