@@ -265,7 +265,9 @@ func flyOCFaults(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 }
 
 // badInput flies the flows' refusals: a lookup with a zero ID fails with
-// ErrZeroID and reads and counts nothing, and a cache or relay built
+// ErrZeroID and reads and counts nothing, a change announced with an
+// invalid message is an error that publishes and counts nothing, and a
+// cache or relay built
 // without a runtime or pool, or with a configuration out of range, is an
 // error (not a panic, not a relay with a missing cache).
 func badInput(s *sim.Sim, w *pods.World, smp *claims.Sample, k, reader, channel authz.ID) error {
@@ -298,6 +300,23 @@ func badInput(s *sim.Sim, w *pods.World, smp *claims.Sample, k, reader, channel 
 		smp.Wrongly(func() string { return fmt.Sprintf("lookups with a zero ID checked out %d connections", n) })
 	}
 	if err := judgeCounters(smp, before, map[string]int64{}, "lookups with a zero ID", pod); err != nil {
+		return err
+	}
+	published := w.Bus.Published()
+	for _, m := range []authz.Message{
+		{Kind: "bogus", CommunityID: k},
+		{Kind: authz.KindMembership, CommunityID: k, ChannelID: channel},
+		{Kind: authz.KindVisibility, ChannelID: channel},
+	} {
+		smp.Of++
+		if err := pod.Relay.Changed(bg, m); err == nil {
+			smp.Wrongly(func() string { return fmt.Sprintf("relay.Changed with the invalid message %+v: no error", m) })
+		}
+	}
+	if n := w.Bus.Published() - published; n != 0 {
+		smp.Wrongly(func() string { return fmt.Sprintf("relay.Changed with invalid messages published %d of them", n) })
+	}
+	if err := judgeCounters(smp, before, map[string]int64{}, "relay.Changed with invalid messages", pod); err != nil {
 		return err
 	}
 	builds := []struct {
