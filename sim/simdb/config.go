@@ -16,13 +16,15 @@ const (
 	DefaultPoolSize   = 4
 	DefaultMaxWaiters = 10_000
 	DefaultMaxCommits = 1 << 20
+
+	maxPools = 1 << 10
 )
 
 // Statement describes one statement or write as it starts, for a Hook.
 type Statement struct {
 	Name  string    // the statement's name, or a write's "what"
 	Write bool      // true for DB.Write
-	Conn  int       // the connection's number (1..PoolSize); 0 for a write
+	Conn  int       // the connection's number (1..PoolSize×Pools); 0 for a write
 	At    time.Time // the issue instant; a read's snapshot follows its lag (none when the Hook fixes its latency)
 }
 
@@ -64,6 +66,11 @@ type Config struct {
 	// PoolSize is the number of connections (0: DefaultPoolSize). Acquire
 	// waits, FIFO, while all are checked out.
 	PoolSize int
+	// Pools is the number of separate pools of PoolSize connections each
+	// (0: one), as each production relay holds its own store's pool on a
+	// shared server: AcquireFrom names the pool, and a pool's callers
+	// wait for its own connections only.
+	Pools int
 	// Latency is drawn once per statement and per write.
 	Latency Latency
 	// ReadErrorProb is the probability that a statement fails with a
@@ -108,6 +115,9 @@ func (c Config) Validate() error {
 	if c.PoolSize < 0 {
 		return fmt.Errorf("simdb: PoolSize must not be negative, got %d", c.PoolSize)
 	}
+	if c.Pools < 0 || c.Pools > maxPools {
+		return fmt.Errorf("simdb: Pools must be in [0, %d], got %d", maxPools, c.Pools)
+	}
 	if c.MaxWaiters < 0 {
 		return fmt.Errorf("simdb: MaxWaiters must not be negative, got %d", c.MaxWaiters)
 	}
@@ -138,6 +148,9 @@ func (c Config) withDefaults() Config {
 	if c.PoolSize == 0 {
 		c.PoolSize = DefaultPoolSize
 	}
+	if c.Pools == 0 {
+		c.Pools = 1
+	}
 	if c.MaxWaiters == 0 {
 		c.MaxWaiters = DefaultMaxWaiters
 	}
@@ -155,7 +168,16 @@ func (c Config) String() string {
 	if pool == 0 {
 		pool = DefaultPoolSize
 	}
+	if c.Pools > 1 {
+		return fmt.Sprintf("db pools=%d×%d latency=%v read_errors=%s write_errors=%s", c.Pools, pool, c.Latency, pct(c.ReadErrorProb), pct(c.WriteErrorProb)) + c.hooks()
+	}
 	s := fmt.Sprintf("db pool=%d latency=%v read_errors=%s write_errors=%s", pool, c.Latency, pct(c.ReadErrorProb), pct(c.WriteErrorProb))
+	return s + c.hooks()
+}
+
+// hooks is the run header's note of the hooks in place.
+func (c Config) hooks() string {
+	s := ""
 	if c.Hook != nil {
 		s += " hook=on"
 	}

@@ -38,13 +38,13 @@ type DB[S any] struct {
 	commitAt   time.Time
 	commitEv   record.EventID
 
-	free    []int // idle connection numbers, lowest first
-	waiters []*waiter
-	nextID  uint64 // checkout handles, for traces
+	pools  []pool
+	nextID uint64 // checkout handles, for traces
 }
 
 // New returns a database with the initial state initial (true from the start
-// of the run: it is not in the commit log) and PoolSize idle connections.
+// of the run: it is not in the commit log) and Pools pools of PoolSize idle
+// connections.
 func New[S any](s *sim.Sim, cfg Config, initial S) (*DB[S], error) {
 	if s == nil {
 		return nil, fmt.Errorf("simdb: New needs the run's *sim.Sim")
@@ -54,9 +54,12 @@ func New[S any](s *sim.Sim, cfg Config, initial S) (*DB[S], error) {
 	}
 	cfg = cfg.withDefaults()
 	db := &DB[S]{s: s, cfg: cfg, state: initial, m: newMetrics(cfg.Statements)}
-	db.free = make([]int, cfg.PoolSize)
-	for i := range db.free {
-		db.free[i] = i + 1
+	db.pools = make([]pool, cfg.Pools)
+	for p := range db.pools {
+		db.pools[p].free = make([]int, cfg.PoolSize)
+		for i := range cfg.PoolSize {
+			db.pools[p].free[i] = p*cfg.PoolSize + i + 1
+		}
 	}
 	return db, nil
 }

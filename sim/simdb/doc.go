@@ -4,8 +4,9 @@
 // A DB holds the scenario's tables (any type S), a commit log and a pool of
 // connections:
 //
-//   - Acquire checks out one of PoolSize connections. It waits in FIFO
-//     order while all are busy and gives up when its context ends; a queued
+//   - Acquire checks out one of PoolSize connections (AcquireFrom: of one
+//     of Pools separate pools, as relays each hold their own). It waits in
+//     FIFO order while all are busy and gives up when its context ends; a queued
 //     caller's CheckedOutAt is the instant another caller released.
 //   - Query runs a named statement on a connection. It reads one snapshot
 //     a drawn lag after it is issued (the server starts it), then takes a

@@ -15,7 +15,8 @@ import (
 // statement after Release, and on two statements at once.
 type Conn[S any] struct {
 	db           *DB[S]
-	id           int // connection number, 1..PoolSize
+	id           int // connection number, 1..PoolSize×Pools
+	pool         int
 	handle       uint64
 	checkedOutAt time.Time
 	released     bool
@@ -32,12 +33,28 @@ type waiter struct {
 	at    time.Time
 }
 
-// Acquire checks out a connection, waiting in FIFO order while all
-// PoolSize are busy. It is a scheduling point. It gives up when ctx ends
-// (returning an error that wraps ctx.Err(), at exactly the deadline) and
-// fails with ErrPoolQueueFull when MaxWaiters callers already wait.
+// pool is one pool's idle connections and queue.
+type pool struct {
+	free    []int // idle connection numbers, lowest first
+	waiters []*waiter
+}
+
+// Acquire checks out a connection of the first pool, waiting in FIFO
+// order while all PoolSize are busy. It is a scheduling point. It gives up
+// when ctx ends (returning an error that wraps ctx.Err(), at exactly the
+// deadline) and fails with ErrPoolQueueFull when MaxWaiters callers
+// already wait.
 func (db *DB[S]) Acquire(ctx context.Context) (*Conn[S], error) {
+	return db.AcquireFrom(ctx, 0)
+}
+
+// AcquireFrom is Acquire on pool p (0..Pools-1): it waits for p's own
+// connections only, as a relay waits on its own store's pool.
+func (db *DB[S]) AcquireFrom(ctx context.Context, p int) (*Conn[S], error) {
 	s := db.s
+	if p < 0 || p >= len(db.pools) {
+		return nil, fmt.Errorf("simdb: acquire from pool %d of %d", p, len(db.pools))
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("simdb: acquire: %w", err)
 	}
@@ -49,29 +66,30 @@ func (db *DB[S]) Acquire(ctx context.Context) (*Conn[S], error) {
 		db.m.acquireCanceled.Inc()
 		return nil, fmt.Errorf("simdb: acquire: %w", err)
 	}
-	if len(db.free) > 0 && len(db.waiters) == 0 {
-		id := db.free[0]
-		db.free = db.free[1:]
-		return db.checkout(id, s.Now(), s.Now()), nil
+	pl := &db.pools[p]
+	if len(pl.free) > 0 && len(pl.waiters) == 0 {
+		id := pl.free[0]
+		pl.free = pl.free[1:]
+		return db.checkout(p, id, s.Now(), s.Now()), nil
 	}
-	if len(db.waiters) >= db.cfg.MaxWaiters {
+	if len(pl.waiters) >= db.cfg.MaxWaiters {
 		db.m.queueFull.Inc()
-		return nil, fmt.Errorf("%w (%d waiting, pool of %d)", ErrPoolQueueFull, len(db.waiters), db.cfg.PoolSize)
+		return nil, fmt.Errorf("%w (%d waiting, pool of %d)", ErrPoolQueueFull, len(pl.waiters), db.cfg.PoolSize)
 	}
 	w := &waiter{since: s.Now(), ev: s.NewEvent("simdb checkout")}
-	db.waiters = append(db.waiters, w)
+	pl.waiters = append(pl.waiters, w)
 	err := w.ev.Wait(ctx)
 	if err == nil {
-		return db.checkout(w.conn, w.since, w.at), nil
+		return db.checkout(p, w.conn, w.since, w.at), nil
 	}
 	// The context ended. The connection may have been granted just before
 	// (Release's Set yields before it wakes us): pass it on, as the caller
 	// has given up.
 	db.m.acquireCanceled.Inc()
 	if w.conn != 0 {
-		db.putBack(w.conn)
+		db.putBack(p, w.conn)
 	} else {
-		db.waiters = slices.DeleteFunc(db.waiters, func(x *waiter) bool { return x == w })
+		pl.waiters = slices.DeleteFunc(pl.waiters, func(x *waiter) bool { return x == w })
 	}
 	s.Tracef("simdb acquire gave up after %v queued: %v", s.Now().Sub(w.since), err)
 	return nil, fmt.Errorf("simdb: acquire: %w", err)
@@ -112,7 +130,7 @@ func (db *DB[S]) acquireFault(ctx context.Context) error {
 	return nil
 }
 
-func (db *DB[S]) checkout(id int, since, at time.Time) *Conn[S] {
+func (db *DB[S]) checkout(p, id int, since, at time.Time) *Conn[S] {
 	db.nextID++
 	wait := at.Sub(since)
 	db.m.checkouts.Inc()
@@ -123,19 +141,20 @@ func (db *DB[S]) checkout(id int, since, at time.Time) *Conn[S] {
 	}
 	db.m.inUse.Add(1)
 	db.m.inUseMax.SetMax(db.m.inUse.Value())
-	return &Conn[S]{db: db, id: id, handle: db.nextID, checkedOutAt: at}
+	return &Conn[S]{db: db, id: id, pool: p, handle: db.nextID, checkedOutAt: at}
 }
 
-// putBack returns connection id to the pool: straight to the first waiter
+// putBack returns connection id to pool p: straight to the first waiter
 // if any (granting it at this instant), else to the idle list.
-func (db *DB[S]) putBack(id int) {
-	if len(db.waiters) == 0 {
-		i, _ := slices.BinarySearch(db.free, id)
-		db.free = slices.Insert(db.free, i, id)
+func (db *DB[S]) putBack(p, id int) {
+	pl := &db.pools[p]
+	if len(pl.waiters) == 0 {
+		i, _ := slices.BinarySearch(pl.free, id)
+		pl.free = slices.Insert(pl.free, i, id)
 		return
 	}
-	w := db.waiters[0]
-	db.waiters = db.waiters[1:]
+	w := pl.waiters[0]
+	pl.waiters = pl.waiters[1:]
 	w.conn, w.at = id, db.s.Now()
 	w.ev.Set()
 }
@@ -143,10 +162,16 @@ func (db *DB[S]) putBack(id int) {
 // InUse returns how many connections are checked out now.
 func (db *DB[S]) InUse() int { return int(db.m.inUse.Value()) }
 
-// Waiting returns how many Acquire calls are queued now.
-func (db *DB[S]) Waiting() int { return len(db.waiters) }
+// Waiting returns how many Acquire calls are queued now, in every pool.
+func (db *DB[S]) Waiting() int {
+	n := 0
+	for _, pl := range db.pools {
+		n += len(pl.waiters)
+	}
+	return n
+}
 
-// ID returns the connection's number, 1..PoolSize.
+// ID returns the connection's number, 1..PoolSize×Pools.
 func (c *Conn[S]) ID() int { return c.id }
 
 // CheckedOutAt is the instant Acquire handed the connection over: for a
@@ -167,5 +192,5 @@ func (c *Conn[S]) Release() {
 	}
 	c.released = true
 	db.m.inUse.Add(-1)
-	db.putBack(c.id)
+	db.putBack(c.pool, c.id)
 }

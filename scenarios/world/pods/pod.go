@@ -72,6 +72,9 @@ func (w *World) newPod(i int) (*Pod, error) {
 func (p *Pod) startRelay() error {
 	store := p.w.Store
 	store.pod, store.flights = p.ID, p.w.flights
+	if p.w.ownPools {
+		store.pool = p.ID // each pod waits on its own pool
+	}
 	r, err := relay.New(p.w.S, store, busPublisher{p.w.Bus, p.Name}, relay.Config{OC: p.w.cfg.OC, MS: p.w.cfg.MS})
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ type Store struct {
 	// the world's probes (inflight.go).
 	pod     int
 	flights *inflight
+	// pool is the simdb pool the store acquires from: its pod's own when
+	// the world gives each pod one, else the shared pool 0.
+	pool int
 }
 
 // ReadTimes is the longest read per statement, in ns.
@@ -46,7 +49,7 @@ type ReadTimes struct {
 // Acquire implements authz.Pool: it waits for a pool connection.
 func (s Store) Acquire(ctx context.Context) (authz.Conn, error) {
 	at := int64(s.S.Elapsed())
-	c, err := s.DB.Acquire(ctx)
+	c, err := s.DB.AcquireFrom(ctx, s.pool)
 	if err != nil {
 		return nil, err
 	}

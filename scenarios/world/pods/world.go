@@ -24,7 +24,8 @@ const DefaultMaxOps = 1_000_000
 type Config struct {
 	Pods int
 	// DB is the database's pool, latency and faults. NewWorld declares the
-	// statements; a PoolSize of 0 is simdb's default for each pod.
+	// statements; a PoolSize of 0 gives each pod a pool of its own of
+	// simdb's default size, as each relay holds its own store's pool.
 	DB simdb.Config
 	// Bus carries invalidations; its Faults apply to every pod's
 	// subscription unless PodFaults overrides them.
@@ -65,6 +66,7 @@ type World struct {
 	lastCheck map[podKey]answer
 	seq       int64 // the logical clock of History (ReadOp.InvokeSeq)
 	labels    map[Key]string
+	ownPools  bool // each pod acquires from its own pool (simdb.Config.Pools)
 }
 
 // maxLabels bounds the label cache: a world has a few hundred keys.
@@ -105,12 +107,13 @@ func NewWorld(s *sim.Sim, cfg Config, tables authztest.Tables) (*World, error) {
 		cfg.MaxOps = DefaultMaxOps
 	}
 	cfg.DB.Statements = Statements
-	if cfg.DB.PoolSize == 0 {
-		// Each production pod brings its own store's pool; the world's
-		// pods share one database, so it holds all of theirs.
-		cfg.DB.PoolSize = simdb.DefaultPoolSize * cfg.Pods
+	ownPools := cfg.DB.PoolSize == 0 && cfg.DB.Pools == 0
+	if ownPools {
+		// Each production pod holds its own store's pool on the shared
+		// server, and waits for its own connections only.
+		cfg.DB.PoolSize, cfg.DB.Pools = simdb.DefaultPoolSize, cfg.Pods
 	}
-	w := &World{S: s, Tracker: NewTracker(), History: NewHistory(cfg.MaxOps), cfg: cfg, class: map[Key]Class{}, flights: newInflight(s), lastCheck: map[podKey]answer{}}
+	w := &World{S: s, Tracker: NewTracker(), History: NewHistory(cfg.MaxOps), cfg: cfg, class: map[Key]Class{}, flights: newInflight(s), lastCheck: map[podKey]answer{}, ownPools: ownPools}
 	w.History.s = s
 	// The database's hook is the configuration's, unless a directed
 	// workload (Race) takes over particular statements for a while.
