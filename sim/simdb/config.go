@@ -92,6 +92,9 @@ type Config struct {
 	// AfterSnapshot runs first, at the same instant (it may cancel the
 	// caller's context).
 	AcquireHook Hook
+	// Observe, if set, is told each checkout's and each statement's
+	// timing as it ends, without changing any draw. It must not block.
+	Observe func(Timing)
 	// MaxWaiters bounds the queue of Acquire calls waiting for a
 	// connection (0: DefaultMaxWaiters); past it Acquire fails with
 	// ErrPoolQueueFull instead of queueing without limit.

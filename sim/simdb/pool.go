@@ -141,6 +141,7 @@ func (db *DB[S]) checkout(p, id int, since, at time.Time) *Conn[S] {
 	}
 	db.m.inUse.Add(1)
 	db.m.inUseMax.SetMax(db.m.inUse.Value())
+	db.observe(Timing{Name: AcquireStatement, Pool: p, Issued: since, Snapshot: at, Done: at})
 	return &Conn[S]{db: db, id: id, pool: p, handle: db.nextID, checkedOutAt: at}
 }
 

@@ -76,6 +76,7 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	if err := s.Sleep(ctx, lat); err != nil {
 		return zero, db.canceled(c, name, start, err)
 	}
+	db.observe(Timing{Name: name, Pool: c.pool, Issued: start, Snapshot: snap, Done: s.Now(), Err: errInjected != nil})
 	if errInjected != nil {
 		s.Tracef("simdb %s on conn %d failed after %v: %v", name, c.id, lat, errInjected)
 		if s.Recording() {
