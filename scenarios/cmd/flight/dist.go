@@ -107,3 +107,35 @@ func (e *env) calibrate(ctx context.Context, h *history) (distributions, error) 
 	}
 	return e.distributions(ctx)
 }
+
+// relayStats is every relay's statistics now.
+func (e *env) relayStats(ctx context.Context) ([]flight.Stats, error) {
+	var out []flight.Stats
+	for i := range e.relays {
+		st, err := e.stats(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// since is the pool waits and statements the relays measured between two
+// of their statistics: each series grows by appending, up to
+// flight.MaxSamples, past which what was appended is unknown.
+func since(before, after []flight.Stats) distributions {
+	var d distributions
+	tail := func(a, b []int64) []int64 {
+		if len(b) < len(a) || len(b) >= flight.MaxSamples {
+			return nil
+		}
+		return b[len(a):]
+	}
+	for i := range min(len(before), len(after)) {
+		d.AcquireWaits = append(d.AcquireWaits, tail(before[i].AcquireWaits, after[i].AcquireWaits)...)
+		d.Statements = append(d.Statements, tail(before[i].Statements, after[i].Statements)...)
+		d.StatementErrs += after[i].StatementErrs - before[i].StatementErrs
+	}
+	return d
+}

@@ -62,6 +62,20 @@ func TestShortFlight(t *testing.T) {
 	assert.Zero(t, res.U.Clock.Offset, "one kernel clock: no relay's or server's stamp falls outside its round trip")
 	assert.Positive(t, res.U.Clock.Samples)
 
+	// The real servers' distributions beside the simulated flight's, both
+	// measured: every row of both columns a distribution with samples.
+	sf, err := simulate(o)
+	require.NoError(t, err)
+	var cmp stringsBuilder
+	comparison(&cmp, &res, sf)
+	t.Log("\n" + cmp.String())
+	rows := tableRows(t, cmp.String())
+	for _, q := range []string{"pool wait (Acquire → checkout), no fault", "statement (issue → return), no fault",
+		"snapshot lag (send → statement start), no fault", "pool wait, churn with faults", "statement, churn with faults"} {
+		measured(t, "real "+q, rows[q][0])
+		measured(t, "simulated "+q, rows[q][1])
+	}
+
 	o, err = o.forMutant("oc-no-age-check")
 	require.NoError(t, err)
 	o.Rounds = 1

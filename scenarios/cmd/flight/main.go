@@ -30,7 +30,17 @@ func main() {
 	flag.IntVar(&o.MaxConns, "max-conns", 0, "each relay's pool size (0: pgstore's default)")
 	muts := flag.String("mutants", "", "comma-separated catalogue mutants to fly after the production flight; each must be caught")
 	verbose := flag.Bool("v", false, "relays' logs to stderr")
+	simOnly := flag.Bool("sim", false, "fly only the simulated side of the real-against-simulated table (no servers)")
 	flag.Parse()
+	if *simOnly {
+		sf, err := simulate(o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		comparison(os.Stdout, nil, sf)
+		return
+	}
 	var logTo io.Writer
 	if *verbose {
 		logTo = os.Stderr
@@ -44,6 +54,11 @@ func main() {
 		os.Exit(2)
 	}
 	report(os.Stdout, res)
+	if sf, err := simulate(o); err != nil {
+		fmt.Println("real against simulated:", err)
+	} else {
+		comparison(os.Stdout, &res, sf)
+	}
 	ok = res.holds()
 	for _, u := range res.untight() {
 		fmt.Println("NOT TIGHT:", u)

@@ -60,6 +60,7 @@ type Result struct {
 	Lin       *linVerdict  // MS-3
 	Dist      distributions
 	Calm      distributions // before any fault
+	ChurnDist distributions // the churn's own, faults included
 }
 
 // Run flies one flight and judges it.
@@ -152,10 +153,20 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 			}
 		}
 	}
+	var churnDist distributions
 	if o.Churn > 0 {
+		before, err := e.relayStats(ctx)
+		if err != nil {
+			return Result{}, err
+		}
 		if err := e.churn(ctx, h, rng, o.Churn); err != nil {
 			return Result{}, fmt.Errorf("churn: %w", err)
 		}
+		after, err := e.relayStats(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		churnDist = since(before, after)
 	}
 	var lin *linVerdict
 	if o.MS3 {
@@ -186,7 +197,7 @@ func Run(ctx context.Context, o Options, logTo io.Writer) (Result, error) {
 		return Result{}, err
 	}
 	u := uncertainty{Clock: clk, Commit: commitUncertainty(h.commits), ByAt: commitSlack(h.commits)}
-	res := Result{Options: o, U: u, Reads: len(h.reads), Commits: len(log), Gaps: h.gaps, Errors: h.errs, Faults: h.faults, CommitLog: h.commits, Lin: lin, Dist: dist, Calm: calm}
+	res := Result{Options: o, U: u, Reads: len(h.reads), Commits: len(log), Gaps: h.gaps, Errors: h.errs, Faults: h.faults, CommitLog: h.commits, Lin: lin, Dist: dist, Calm: calm, ChurnDist: churnDist}
 	for _, j := range []struct {
 		claim, bound, what string
 		grants, both       bool

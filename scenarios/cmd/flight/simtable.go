@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// notFlown is a cell with no measurement behind it.
+const notFlown = "not flown"
+
+// comparison prints the real servers' distributions beside the simulated
+// flight's, one row per quantity, each cell the quantiles of what was
+// measured (real is nil when only the simulator flew).
+func comparison(w io.Writer, real *Result, sf simFlight) {
+	var calm, churn, whole distributions
+	if real != nil {
+		calm, churn, whole = real.Calm, real.ChurnDist, real.Dist
+	}
+	cell := func(ns []int64) string {
+		if len(ns) == 0 {
+			return notFlown
+		}
+		return quantileRow(ns)
+	}
+	errs := func(d distributions, ran bool) string {
+		if !ran {
+			return notFlown
+		}
+		return fmt.Sprintf("%d of %d", d.StatementErrs, len(d.Statements))
+	}
+	fmt.Fprintln(w, "| quantity | real servers | simulated (sim/simdb model, same seed and schedule) |")
+	fmt.Fprintln(w, "|---|---|---|")
+	for _, row := range [][3]string{
+		{"pool wait (Acquire → checkout), no fault", cell(calm.AcquireWaits), cell(sf.Calm.AcquireWaits)},
+		{"statement (issue → return), no fault", cell(calm.Statements), cell(sf.Calm.Statements)},
+		{"snapshot lag (send → statement start), no fault", cell(whole.ToStart), cell(sf.Calm.ToStart)},
+		{"pool wait, churn with faults", cell(churn.AcquireWaits), cell(sf.Churn.AcquireWaits)},
+		{"statement, churn with faults", cell(churn.Statements), cell(sf.Churn.Statements)},
+		{"statement errors, churn with faults", errs(churn, len(churn.Statements) > 0), errs(sf.Churn, len(sf.Churn.Statements) > 0)},
+	} {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", row[0], row[1], row[2])
+	}
+	fmt.Fprintf(w, "simulated churn faults applied: %s; not applied (no windowed form in simbus): %s\n", countsOr(sf.Faults), countsOr(sf.Skipped))
+}
+
+func countsOr(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return counts(m)
+}

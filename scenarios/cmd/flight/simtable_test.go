@@ -1,0 +1,79 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// quantileCell is one measured distribution as quantileRow prints it.
+var quantileCell = regexp.MustCompile(`^min \S+, p10 \S+, p50 \S+, p90 \S+, p95 \S+, p99 \S+, max (\S+) \(n=(\d+)\)$`)
+
+// tableRows parses comparison's rows into quantity → [real, simulated].
+func tableRows(t *testing.T, out string) map[string][2]string {
+	t.Helper()
+	rows := map[string][2]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, " | ")
+		if len(f) != 3 || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		rows[strings.TrimPrefix(f[0], "| ")] = [2]string{f[1], strings.TrimSuffix(f[2], " |")}
+	}
+	return rows
+}
+
+// measured asserts a cell is a distribution of at least one sample and
+// returns its max.
+func measured(t *testing.T, what, cell string) time.Duration {
+	t.Helper()
+	m := quantileCell.FindStringSubmatch(cell)
+	require.NotNil(t, m, "%s: %q is not a measured distribution", what, cell)
+	n, _ := strconv.Atoi(m[2])
+	assert.Positive(t, n, what)
+	d, err := time.ParseDuration(m[1])
+	require.NoError(t, err, what)
+	return d
+}
+
+// TestSimulatedColumnIsMeasured: the simulated flight (no servers) fills
+// the table's simulated column from sim/simdb's own timings: every
+// distribution has samples, a statement takes time, a snapshot lags its
+// issue, and the churn's starved pools make checkouts wait, which the
+// model's FIFO pool must show. The real column says it was not flown.
+func TestSimulatedColumnIsMeasured(t *testing.T) {
+	sf, err := simulate(Options{Seed: 1, Relays: 2, Rounds: 1, Long: 1, Churn: 3 * time.Second})
+	require.NoError(t, err)
+	var sb strings.Builder
+	comparison(&sb, nil, sf)
+	t.Log("\n" + sb.String())
+	rows := tableRows(t, sb.String())
+	for _, q := range []string{"pool wait (Acquire → checkout), no fault", "statement (issue → return), no fault",
+		"snapshot lag (send → statement start), no fault", "pool wait, churn with faults", "statement, churn with faults"} {
+		require.Contains(t, rows, q)
+		assert.Equal(t, notFlown, rows[q][0], q)
+		measured(t, q, rows[q][1])
+	}
+	assert.Positive(t, measured(t, "statement", rows["statement (issue → return), no fault"][1]))
+	assert.Positive(t, measured(t, "lag", rows["snapshot lag (send → statement start), no fault"][1]))
+	assert.Positive(t, measured(t, "pool wait", rows["pool wait, churn with faults"][1]), "a starved pool queues")
+	assert.Positive(t, sf.Faults["pool-starved"], "the schedule starves a pool")
+}
+
+// TestSimulatedPlanIsTheFlights: the simulated churn's fault schedule is
+// the flight's for the same options: the same draws from the same seed.
+func TestSimulatedPlanIsTheFlights(t *testing.T) {
+	o := Options{Seed: 7, Relays: 3, Rounds: 2, Long: 1, Churn: 4 * time.Second}
+	a, b := planSim(o), planSim(o)
+	assert.Equal(t, a.faults, b.faults)
+	assert.NotEmpty(t, a.faults)
+	c := planSim(Options{Seed: 8, Relays: 3, Rounds: 2, Long: 1, Churn: 4 * time.Second})
+	assert.NotEqual(t, a.faults, c.faults, "the schedule follows the seed")
+	_, err := simulate(Options{Seed: 1, Relays: 2, MaxConns: 9})
+	assert.Error(t, err, "a pool size a pods world cannot give each pod")
+}
