@@ -206,6 +206,9 @@ func Signature(failure string) string {
 	if i := strings.Index(msg, "panicked: "); i >= 0 {
 		msg = msg[i:]
 	}
+	// A message that opens with a count ("2 task(s) blocked forever")
+	// keeps the words after it, which say what kind of failure it is.
+	msg = strings.TrimSpace(strings.TrimLeft(msg, "0123456789"))
 	if loc := numbers.FindStringIndex(msg); loc != nil {
 		msg = msg[:loc[0]]
 	}

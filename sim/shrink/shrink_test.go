@@ -218,6 +218,9 @@ func TestSignature(t *testing.T) {
 		`panic at step 812, +1.5s: task "client3" panicked: index out of range [4]`:    "panic: panicked: index out of range",
 		"deadlock at step 90, +2s: every task is blocked and no timer is pending\n  x": "deadlock: every task is blocked and no timer is pending",
 		"check at step 3, +0s: lost update: counter 5 after 6 increments":              "check: lost update: counter",
+		// A proved leak and a possible one (the settle phase cut off) differ.
+		"leak at step 9, +1s: 2 task(s) blocked forever after main returned (goroutine leak)":                              "leak: task(s) blocked forever after main returned (goroutine leak)",
+		"leak at step 9, +2s: 10 task(s) still blocked 1s and 1000000 steps after main returned (possible goroutine leak)": "leak: task(s) still blocked",
 	} {
 		assert.Equal(t, want, shrink.Signature(in), in)
 	}
