@@ -67,6 +67,7 @@ func retained(w *pods.World, pod *pods.Pod, users []authz.ID, ch authz.ID) (int,
 // stay within the 64 MiB budget of the claims table. The users fill the
 // cache past the budget, so the payload must also come within 0.5% of it
 // (a weigher that ignores the payload, or a budget 1% larger, keeps more).
+// The entries and evictions Usage reports must be the ones found.
 func TestMS8_BudgetAtTheBound(t *testing.T) {
 	maxList := claims.Get("MS-8", "max list payload")
 	snapshotIDs := claims.Get("MS-4", "snapshot ids")
@@ -117,9 +118,16 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 				order[users-1-u] = user(u + 1)
 			}
 			pod.MS.Maintain()
+			usage := pod.MS.Usage()
 			n, err := retained(w, pod, order, channel(1))
 			if err != nil {
 				return smp, fmt.Errorf("MS-8: %w", err)
+			}
+			// Nothing expired or was invalidated: every user not retained
+			// was evicted to fit the budget, and Usage must say so.
+			if usage.Entries != n || usage.Evictions != int64(users-n) {
+				return smp, fmt.Errorf("MS-8: after loading %d users the pod answers %d without the database, so %d were evicted; Usage says %d entries and %d evictions",
+					users, n, users-n, usage.Entries, usage.Evictions)
 			}
 			payload := float64(int64(n) * maxList.Int())
 			smp.Observe(payload, func() string {

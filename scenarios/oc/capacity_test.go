@@ -13,8 +13,8 @@ import (
 
 // TestOC9_CapacityHeldExactly fills each half of the cache to exactly its
 // configured capacity (MemberCapacity member halves, CommunityCapacity open
-// halves: LRU beyond it, not at it) and reads everything again: every
-// second read must be a hit, counted under the seed's series, and one more
+// halves: LRU beyond it, not at it) and reads everything again, in
+// reverse: every second read must be a hit, counted under the seed's series, and one more
 // entry must evict exactly one. The workloads of the other checks never
 // stop at the capacity, so a cache that evicted at it passed them.
 func TestOC9_CapacityHeldExactly(t *testing.T) {
@@ -56,19 +56,25 @@ func TestOC9_CapacityHeldExactly(t *testing.T) {
 				return sc.Values[hits], sc.Values[misses]
 			}
 			for round := range 2 {
-				for i := 1; i <= n; i++ {
+				for j := 1; j <= n; j++ {
+					i := j
+					if round == 1 { // the second round in reverse: the least recently used is now the last filled
+						i = n + 1 - j
+					}
 					read(i)
 				}
 				if h, m := counts(); h != int64(round*n) || m != int64(n) {
 					t.Fatalf("OC-9: %s half of capacity %d, filled to it, read round %d: %s %d and %s %d, want %d and %d", half, n, round+1, hits, h, misses, m, round*n, n)
 				}
 			}
-			// One more evicts the least recently used, and only it.
+			// One more evicts the least recently used (n), and only it: a
+			// cache that evicted the oldest entry instead would miss on 1
+			// and then on every entry after it.
 			read(n + 1)
-			for i := n; i >= 2; i-- {
+			for i := 1; i < n; i++ {
 				read(i)
 			}
-			read(1)
+			read(n)
 			if h, m := counts(); h != int64(2*n-1) || m != int64(n+2) {
 				t.Errorf("OC-9: %s half of capacity %d, one entry past it: %s %d and %s %d, want %d and %d (one eviction, the least recently used)", half, n, hits, h, misses, m, 2*n-1, n+2)
 			}
