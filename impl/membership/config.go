@@ -44,7 +44,8 @@ type Config struct {
 	Freshness time.Duration
 
 	// BudgetBytes bounds the estimated weight of all entries (MS-8). 0 means
-	// DefaultBudgetBytes. It must hold at least one maximum-size snapshot.
+	// DefaultBudgetBytes. It must hold at least one maximum-size snapshot
+	// and one loading entry.
 	BudgetBytes int64
 
 	// MaxSnapshotIDs is the largest list kept as a snapshot; above it a
@@ -82,10 +83,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if badIDs || c.MaxSnapshotIDs > maxSnapshotIDsLimit {
 		errs = append(errs, fmt.Errorf("config field MaxSnapshotIDs must be in [1, %d], got %d", maxSnapshotIDsLimit, c.MaxSnapshotIDs))
-	} else if need := EntryWeight(Snapshot, c.MaxSnapshotIDs); c.BudgetBytes < need {
+	} else if need := max(EntryWeight(Snapshot, c.MaxSnapshotIDs), EntryWeight(Loading, 0)); c.BudgetBytes < need {
 		// A budget below one maximum-size snapshot would silently turn
-		// every large user into a reload per check.
-		errs = append(errs, fmt.Errorf("config field BudgetBytes %d cannot hold one snapshot of MaxSnapshotIDs=%d IDs (%d bytes)", c.BudgetBytes, c.MaxSnapshotIDs, need))
+		// every large user into a reload per check; one below a loading
+		// entry would keep no loading lock, so concurrent cold checks
+		// would each load (MS-5).
+		errs = append(errs, fmt.Errorf("config field BudgetBytes %d cannot hold one snapshot of MaxSnapshotIDs=%d IDs or one loading entry (%d bytes)", c.BudgetBytes, c.MaxSnapshotIDs, need))
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("membership: invalid Config: %w", errors.Join(errs...))

@@ -35,6 +35,8 @@ func TestConfigErrorsAreClear(t *testing.T) {
 		"negative budget":    {membership.Config{BudgetBytes: -5}, "cannot hold one snapshot"},
 		"budget below one max snapshot": {membership.Config{BudgetBytes: membership.EntryWeight(membership.Snapshot, 16384) - 1},
 			"cannot hold one snapshot"},
+		"budget below one loading entry": {membership.Config{MaxSnapshotIDs: 1, BudgetBytes: membership.EntryWeight(membership.Loading, 0) - 1},
+			"or one loading entry"},
 	} {
 		_, err := membership.New(rt.Real(), db, tc.cfg)
 		require.Error(t, err, name)
