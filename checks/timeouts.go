@@ -349,22 +349,41 @@ func CheckCopMetrics(h CopHistory, n CopMetricNames, vs *Violations) {
 // CatchUp is the first pass of a thread after a restart and its
 // continuations, as the wheel counted them (TW-5).
 type CatchUp struct {
-	Thread      int
-	PauseTicks  int64 // ticks from the cursor at the stop to the restart's tick, inclusive
-	Ring        int
-	Examined    int64 // buckets examined: the wheel's bucket count, a bucket a continuation resumes counted once
-	Passes      int64
-	Visited     int64
+	Thread     int
+	PauseTicks int64 // ticks from the cursor at the stop to the restart's tick, inclusive
+	Ring       int
+	Examined   int64 // buckets examined: the wheel's bucket count, a bucket a continuation resumes counted once
+	Passes     int64
+	Visited    int64
+	// Armed is the harness's count, from the reference, of the open
+	// connections with a live deadline at the stop: what the wheel holds.
+	Armed       int64
 	OffGridJump bool
 	At          Instant // the restart
 }
 
 // Check is TW-5's fast-forward check: a catch-up examines each missed
-// tick's bucket once, but never more than the ring.
+// tick's bucket once, but never more than the ring. A catch-up of one
+// pass visits each connection the wheel holds at most once (once per ring),
+// and every one of them when it examines the whole ring; what a callback
+// re-arms during the pass waits for a later one. With continuations an
+// element re-armed by one may wrap into a bucket the next still examines,
+// so only the bucket count is exact then.
 func (cu CatchUp) Check() error {
 	if want := min(cu.PauseTicks, int64(cu.Ring)); cu.Examined != want {
 		return fmt.Errorf("thread %d: the catch-up after a pause of %d ticks examined %d buckets over %d passes; with a ring of %d it must examine %d, each missed tick's once (fast-forward)",
 			cu.Thread, cu.PauseTicks, cu.Examined, cu.Passes, cu.Ring, want)
+	}
+	if cu.Passes != 1 {
+		return nil
+	}
+	if cu.Visited > cu.Armed {
+		return fmt.Errorf("thread %d: the catch-up after a pause of %d ticks visited %d connections in one pass, more than the %d the wheel held: one was visited twice in a pass (once per ring)",
+			cu.Thread, cu.PauseTicks, cu.Visited, cu.Armed)
+	}
+	if cu.PauseTicks >= int64(cu.Ring) && cu.Visited != cu.Armed {
+		return fmt.Errorf("thread %d: the catch-up after a pause of %d ticks examined the whole ring of %d but visited %d of the %d connections the wheel held",
+			cu.Thread, cu.PauseTicks, cu.Ring, cu.Visited, cu.Armed)
 	}
 	return nil
 }

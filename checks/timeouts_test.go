@@ -174,6 +174,11 @@ func TestCatchUpCheckAndGrouping(t *testing.T) {
 	assert.Error(t, checks.CatchUp{Thread: 1, PauseTicks: 100, Ring: 16, Examined: 100, Passes: 1}.Check(), "TW-5: no fast-forward")
 	assert.NoError(t, checks.CatchUp{Thread: 1, PauseTicks: 100, Ring: 16, Examined: 16, Passes: 3}.Check())
 	assert.NoError(t, checks.CatchUp{Thread: 1, PauseTicks: 5, Ring: 16, Examined: 5, Passes: 1}.Check())
+	assert.NoError(t, checks.CatchUp{Thread: 1, PauseTicks: 5, Ring: 16, Examined: 5, Passes: 1, Visited: 3, Armed: 7}.Check(), "a partial catch-up visits some")
+	assert.ErrorContains(t, checks.CatchUp{Thread: 1, PauseTicks: 5, Ring: 16, Examined: 5, Passes: 1, Visited: 8, Armed: 7}.Check(), "visited twice")
+	assert.ErrorContains(t, checks.CatchUp{Thread: 1, PauseTicks: 40, Ring: 16, Examined: 16, Passes: 1, Visited: 6, Armed: 7}.Check(), "visited 6 of the 7")
+	assert.NoError(t, checks.CatchUp{Thread: 1, PauseTicks: 40, Ring: 16, Examined: 16, Passes: 1, Visited: 7, Armed: 7}.Check())
+	assert.NoError(t, checks.CatchUp{Thread: 1, PauseTicks: 40, Ring: 16, Examined: 16, Passes: 2, Visited: 9, Armed: 7}.Check(), "continuations may revisit")
 	g := checks.GroupByInstant([]checks.TimeoutEvent{inact(1, 0, sec), inact(2, 0, sec), inact(3, 0, 2*sec)})
 	assert.Equal(t, []checks.FiredPass{{At: sec, Conns: []uint64{1, 2}}, {At: 2 * sec, Conns: []uint64{3}}}, g)
 }

@@ -190,14 +190,20 @@ func (w *World) pause(ctx context.Context, restart time.Duration, drain bool) {
 		cursor           int64
 		buckets, visited int64
 		passes           int64
+		armed            int64
 	}
 	bs := make([]before, len(w.Threads))
 	for i, th := range w.Threads {
 		th.stop()
+		for _, c := range th.open { // the reference's count of what the wheel must hold
+			if !th.refs[c].Deadline().IsZero() {
+				bs[i].armed++
+			}
+		}
 		tot := th.H.Metrics()
 		th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) {
 			wt := cop.Wheel().Totals()
-			bs[i] = before{cursor: cop.Wheel().Cursor(), buckets: wt.Buckets, visited: wt.Visited, passes: tot.Passes.Value()}
+			bs[i] = before{cursor: cop.Wheel().Cursor(), buckets: wt.Buckets, visited: wt.Visited, passes: tot.Passes.Value(), armed: bs[i].armed}
 		})
 	}
 	w.sleepUntil(ctx, restart)
@@ -217,6 +223,7 @@ func (w *World) pause(ctx context.Context, restart time.Duration, drain bool) {
 				Examined:    wt.Buckets - b.buckets - (passes - 1), // each continuation re-examines the bucket it resumes
 				Passes:      passes,
 				Visited:     wt.Visited - b.visited,
+				Armed:       b.armed,
 				OffGridJump: restart%w.cfg.Plan.Tick != 0,
 				At:          checks.At(restart),
 			}
