@@ -27,7 +27,6 @@ type Element struct {
 	owner      Timer
 	w          *Wheel    // nil while unscheduled
 	at         time.Time // the wheel deadline: never later than the real one (TW-1)
-	tick       int64     // the tick whose bucket holds it
 	// slot names the list that holds the element, and is kept up to date
 	// only on the head of a list (the only element whose unlink touches
 	// the list's head pointer): a bucket index, deferredSlot or currentSlot.

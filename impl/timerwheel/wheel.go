@@ -133,8 +133,7 @@ func (w *Wheel) Cancel(t Timer) {
 // the next bucket a pass will start.
 func (w *Wheel) insert(e *Element) {
 	k := w.TickOf(e.at) + 1
-	k = max(k, w.floor()) // clamp: never behind the cursor
-	e.tick = k
+	k = max(k, w.floor())     // clamp: never behind the cursor
 	slot := int32(k & w.mask) // beyond the ring: wraps, revisited once per ring (TW-5)
 	w.link(e, &w.buckets[slot], slot)
 }
