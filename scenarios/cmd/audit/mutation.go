@@ -199,8 +199,10 @@ type mutationResult struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// cell counts one package × operator of the efficacy table.
-type cell struct{ Caught, Survived, Equivalent, Errors int }
+// cell counts one package × operator of the efficacy table. OwnChoice
+// counts the survivors argued as impl's own choice (mechanical.OwnChoice),
+// apart from the equivalent ones; efficacy leaves both out.
+type cell struct{ Caught, Survived, Equivalent, OwnChoice, Errors int }
 
 func (c cell) efficacy() string {
 	if c.Caught+c.Survived == 0 {
@@ -256,6 +258,10 @@ func judgeMutation(all []mechanical.Mutant, results []audit.MutantResult, equiva
 			c.Caught++
 			rep.Total.Caught++
 			seeds = append(seeds, res.Seeds)
+		case mechanical.IsOwnChoice(equivalent[m.Key]):
+			res.Equivalent = equivalent[m.Key]
+			c.OwnChoice++
+			rep.Total.OwnChoice++
 		case equivalent[m.Key] != "":
 			res.Equivalent = equivalent[m.Key]
 			c.Equivalent++
@@ -293,8 +299,8 @@ func printMutation(w io.Writer, rep mutationReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s %d/%d\n", d, strings.Join(row, "\t"), all.efficacy(), all.Caught, all.Caught+all.Survived)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "efficacy %s: %d caught, %d survived (gaps), %d argued equivalent, %d could not be run; median seeds to catch %d\n",
-		rep.Total.efficacy(), rep.Total.Caught, rep.Total.Survived, rep.Total.Equivalent, rep.Total.Errors, rep.Median)
+	fmt.Fprintf(w, "efficacy %s: %d caught, %d survived (gaps), %d argued equivalent, %d argued impl's own choice (no claim names it), %d could not be run; median seeds to catch %d\n",
+		rep.Total.efficacy(), rep.Total.Caught, rep.Total.Survived, rep.Total.Equivalent, rep.Total.OwnChoice, rep.Total.Errors, rep.Median)
 	for _, r := range rep.Results {
 		switch {
 		case r.Error != "":

@@ -43,6 +43,27 @@ func TestJudgeMutationFoldsFamiliesAndEquivalents(t *testing.T) {
 	assert.Equal(t, 3, rep.Median)
 }
 
+// A survivor argued as impl's own choice (a figure or order no claim or
+// source text names) is left out of the efficacy like an equivalent one,
+// but counted apart, so the report never passes one off as the other.
+func TestJudgeMutationCountsOwnChoicesApart(t *testing.T) {
+	all := []mechanical.Mutant{
+		mech("aaaaaaaaaaaa", mechanical.OpConst, "tw"),
+		mech("bbbbbbbbbbbb", mechanical.OpConst, "tw"),
+		mech("cccccccccccc", mechanical.OpConst, "tw"),
+	}
+	results := []audit.MutantResult{{ID: "aaaaaaaaaaaa-tw"}, {ID: "bbbbbbbbbbbb-tw"}, {ID: "cccccccccccc-tw", Caught: true, SeedsToCatch: 1}}
+	rep := judgeMutation(all, results, map[string]string{
+		"aaaaaaaaaaaa": "own choice: the ring's upper bound is impl's; no claim names one",
+		"bbbbbbbbbbbb": "the guard is unreachable",
+	}, nil)
+	assert.Equal(t, cell{Caught: 1, Equivalent: 1, OwnChoice: 1}, rep.Total)
+	assert.Equal(t, "100.0%", rep.Total.efficacy())
+	var out strings.Builder
+	printMutation(&out, rep)
+	assert.Contains(t, out.String(), "1 argued equivalent, 1 argued impl's own choice (no claim names it)")
+}
+
 func TestSpreadKeepsAnEvenSample(t *testing.T) {
 	var ms []mechanical.Mutant
 	for i := range 10 {

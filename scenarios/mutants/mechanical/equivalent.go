@@ -17,6 +17,18 @@ var equivalentList string
 // maxArgument bounds an argument: one line a reviewer reads.
 const maxArgument = 300
 
+// ownChoicePrefix starts the argument of a survivor that changes only a
+// choice impl made for itself, which no claim or source text names: an
+// input bound's figure, an output order a consumer does not rely on. The
+// checks measure such a choice rather than assume it, so no claim check
+// can tell the mutant; it is argued, reviewed and counted apart from the
+// equivalent mutants, which no run at all can tell.
+const ownChoicePrefix = "own choice:"
+
+// IsOwnChoice reports whether an argument of the reviewed list is one of
+// impl's own choices rather than an equivalence.
+func IsOwnChoice(argument string) bool { return strings.HasPrefix(argument, ownChoicePrefix) }
+
 // Equivalents reads the reviewed list: key -> argument.
 func Equivalents() (map[string]string, error) {
 	return parseEquivalents(equivalentList)
