@@ -44,7 +44,7 @@ func TestBugBenchSmoke(t *testing.T) {
 	}
 	assert.NotEmpty(t, rep.Skipped, "the logic mutants with no workload on real goroutines are listed")
 	md := rep.Markdown()
-	for _, want := range []string{"### " + mutants[0], "### " + mutants[1], "| random | yes |", "### Summary over 2 mutants", "| stress |", "| synctest |", "### Not benchmarked", "stress without -race"} {
+	for _, want := range []string{"### " + mutants[0], "### " + mutants[1], "| random | yes |", "### Summary over 2 mutants", "| stress |", "| synctest |", "### Not benchmarked", "| tw | ", "scenarios/world/netthreads", "stress without -race"} {
 		assert.Contains(t, md, want)
 	}
 	rows := 0
