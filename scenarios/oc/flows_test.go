@@ -341,6 +341,12 @@ func badInput(s *sim.Sim, w *pods.World, smp *claims.Sample, k, reader, channel 
 			smp.Wrongly(func() string { return b.what + ": no error" })
 		}
 	}
+	// The edge of what is refused is accepted: an open set served for as
+	// long as the TTL still bounds it, the claims' two windows at one.
+	smp.Of++
+	if _, err := relay.New(s, w.Store, nil, relay.Config{OC: accesschannels.Config{MaxAgeOpen: time.Second, TTL: time.Second}}); err != nil {
+		smp.Wrongly(func() string { return "relay.New with MaxAgeOpen equal to TTL: " + err.Error() })
+	}
 	return nil
 }
 
