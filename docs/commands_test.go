@@ -94,7 +94,7 @@ var prints = map[string][]string{
 		"reproduce: make replay MUTANT=oc-no-age-check PKG=./scenarios/oc TEST=TestOC2_SharedReadEndingOverAgedOpenSet SEED=0x503cb0b683b7a4ed",
 	},
 	"make replay MUTANT=oc-no-age-check PKG=./scenarios/oc TEST=TestOC2_SharedReadEndingOverAgedOpenSet SEED=0x503cb0b683b7a4ed": {
-		"windtunnel failure", "grant-staleness 4.675415518s breaks < 1s", "trace tail", "code       mutant oc-no-age-check",
+		"windtunnel failure", "grant-staleness 4.877165766s breaks < 1s", "trace tail", "code       mutant oc-no-age-check",
 		"reproduce:", "shrink it to a minimal run", "replay the recorded run", "Error 1",
 	},
 	"make shrink MUTANT=oc-no-age-check PKG=./scenarios/oc TEST=TestOC2_SharedReadEndingOverAgedOpenSet SEED=0x503cb0b683b7a4ed": {
