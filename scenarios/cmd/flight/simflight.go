@@ -78,6 +78,12 @@ func simulate(o Options) (simFlight, error) {
 		}
 	}
 	active := make([]*fault, o.Relays)
+	// reset holds, per reset fault, the connections it has broken: a
+	// reset_peer toxic breaks each pooled connection once, on the
+	// statement in flight over it, and the pool's new connections are
+	// whole (the flight's real resets fail a few statements, not every
+	// one in the window).
+	reset := map[*fault]map[int]bool{}
 	jitter := rand.New(rand.NewPCG(o.Seed, 2))
 	hook := func(st simdb.Statement) simdb.Fault {
 		if st.Write || st.Conn == 0 {
@@ -98,7 +104,14 @@ func simulate(o Options) (simFlight, error) {
 			return simdb.Fault{Latency: base + max(0, time.Duration(f.Latency)*ms+j), Fixed: true, Required: true}
 		case "pool-starved":
 			return simdb.Fault{Latency: base + time.Duration(f.Latency)*ms, Fixed: true, Required: true}
-		case "db-reset": // reset_peer: the connection is reset after its timeout
+		case "db-reset": // reset_peer: the connection is reset after its timeout, once
+			if reset[f] == nil {
+				reset[f] = map[int]bool{}
+			}
+			if reset[f][st.Conn] {
+				return simdb.Fault{Latency: base, Fixed: true, Required: true}
+			}
+			reset[f][st.Conn] = true
 			return simdb.Fault{Err: errSimFault, Latency: time.Duration(f.Latency) * ms, Fixed: true, Required: true}
 		}
 		return simdb.Fault{}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim/simdb"
 )
 
 // quantileCell is one measured distribution as quantileRow prints it.
@@ -76,4 +78,18 @@ func TestSimulatedPlanIsTheFlights(t *testing.T) {
 	assert.NotEqual(t, a.faults, c.faults, "the schedule follows the seed")
 	_, err := simulate(Options{Seed: 1, Relays: 2, MaxConns: 9})
 	assert.Error(t, err, "a pool size a pods world cannot give each pod")
+}
+
+// TestSimulatedResetBreaksEachConnectionOnce: a reset_peer toxic breaks
+// the statement in flight over each pooled connection once, and the pool's
+// new connections are whole, as the real flight's few reset errors show;
+// a reset that failed every statement in its window overstated it by two
+// orders of magnitude (230 errors against the real 6, on seed 1).
+func TestSimulatedResetBreaksEachConnectionOnce(t *testing.T) {
+	sf, err := simulate(Options{Seed: 1, Relays: 2, Rounds: 1, Long: 1, Churn: 10 * time.Second})
+	require.NoError(t, err)
+	resets := sf.Faults["db-reset"]
+	require.Positive(t, resets, "seed 1's schedule resets a connection")
+	assert.Positive(t, sf.Churn.StatementErrs, "a reset breaks the statement in flight")
+	assert.LessOrEqual(t, sf.Churn.StatementErrs, int64(resets*simdb.DefaultPoolSize), "each of a pool's connections breaks once per reset")
 }
