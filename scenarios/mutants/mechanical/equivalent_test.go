@@ -66,3 +66,23 @@ func TestEveryArguedKeyIsStillGenerated(t *testing.T) {
 	assert.True(t, IsOwnChoice("own choice: a figure no claim names"))
 	assert.False(t, IsOwnChoice("the guard is unreachable"))
 }
+
+// Every variant's ID is unique across every target: the audit names a
+// variant's overlay and its verdict by ID, so two mutants sharing one
+// would share both.
+func TestEveryVariantIDIsUnique(t *testing.T) {
+	root := moduleRoot(t)
+	seen := map[string]string{}
+	for _, tg := range Targets {
+		g, err := Generate(root, tg)
+		require.NoError(t, err, tg.Dir)
+		for _, m := range g.Mutants {
+			for _, v := range m.Variants {
+				if prev, ok := seen[v.ID]; ok {
+					t.Errorf("ID %s names both %s and %s", v.ID, prev, v.What)
+				}
+				seen[v.ID] = v.What
+			}
+		}
+	}
+}

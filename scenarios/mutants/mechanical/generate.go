@@ -104,7 +104,11 @@ func Generate(root string, t Target) (Generated, error) {
 			m := Mutant{Key: hex.EncodeToString(sum[:6]), Target: t, Op: e.op, Line: line, Col: at.Column}
 			for _, fam := range t.Families {
 				m.Variants = append(m.Variants, mutants.Mutant{
-					ID:    fmt.Sprintf("mech-%s-%s-%s-%d-%d", strings.TrimPrefix(fam, "./scenarios/"), filepath.Base(t.Dir), e.op, line, n),
+					// The file's name keeps two files' edits at one line and
+					// index apart: a shared ID would share an overlay and a
+					// verdict.
+					ID: fmt.Sprintf("mech-%s-%s-%s-%s-%d-%d", strings.TrimPrefix(fam, "./scenarios/"), filepath.Base(t.Dir),
+						strings.TrimSuffix(filepath.Base(name), ".go"), e.op, line, n),
 					What:  fmt.Sprintf("%s:%d %s", rel, line, e.what),
 					File:  rel,
 					Old:   old,
