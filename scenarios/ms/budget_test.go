@@ -129,6 +129,12 @@ func TestMS8_BudgetAtTheBound(t *testing.T) {
 				return smp, fmt.Errorf("MS-8: after loading %d users the pod answers %d without the database, so %d were evicted; Usage says %d entries and %d evictions",
 					users, n, users-n, usage.Entries, usage.Evictions)
 			}
+			// Each retained entry is a full snapshot: Usage's kinds and IDs
+			// are the ones found too.
+			if usage.Snapshots != n || usage.IDs != int64(n*ids) || usage.Markers != 0 || usage.Loading != 0 {
+				return smp, fmt.Errorf("MS-8: the pod answers %d users of %d IDs each from snapshots; Usage says %d snapshots of %d IDs, %d markers, %d loading",
+					n, ids, usage.Snapshots, usage.IDs, usage.Markers, usage.Loading)
+			}
 			payload := float64(int64(n) * maxList.Int())
 			smp.Observe(payload, func() string {
 				return fmt.Sprintf("after loading %d maximum-size lists and maintenance the pod answers %d of them without the database: %s of IDs retained",
@@ -184,6 +190,7 @@ func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 					}
 				}
 				pod.MS.Maintain()
+				usage := pod.MS.Usage()
 				// Most recent first; a retained entry of this kind costs no
 				// load (a marker costs its point check, which fails offline).
 				n := 0
@@ -201,6 +208,19 @@ func TestMS8_EmptyEntriesAndMarkersWeigh(t *testing.T) {
 				}
 				restore()
 				smp.Of++
+				// Every retained entry is of this kind (the budget holds a
+				// few, and the later kind evicted the earlier): Usage must
+				// count them as such.
+				snaps, markers := n, 0
+				if kind.first > 0 {
+					snaps, markers = 0, n
+				}
+				if usage.Entries != n || usage.Snapshots != snaps || usage.Markers != markers || usage.IDs != 0 || usage.Loading != 0 {
+					smp.Wrongly(func() string {
+						return fmt.Sprintf("the pod answers %d %s without a load; Usage says %d entries: %d snapshots of %d IDs, %d markers, %d loading",
+							n, kind.name, usage.Entries, usage.Snapshots, usage.IDs, usage.Markers, usage.Loading)
+					})
+				}
 				if n > budget {
 					smp.Wrongly(func() string {
 						return fmt.Sprintf("a budget of %d bytes retained %d %s: they weigh nothing", budget, n, kind.name)

@@ -225,6 +225,10 @@ func (f *msFlight) badInput() error {
 		{"membership.New without a runtime", func() error { _, err := membership.New(nil, f.w.Store, membership.Config{}); return err }},
 		{"membership.New without a pool", func() error { _, err := membership.New(f.s, nil, membership.Config{}); return err }},
 		{"relay.New without a pool", func() error { _, err := relay.New(f.s, nil, nil, relay.Config{}); return err }},
+		{"relay.New with a negative Freshness", func() error {
+			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{Freshness: -time.Second}})
+			return err
+		}},
 		{"relay.New with a negative LockWait", func() error {
 			_, err := relay.New(f.s, f.w.Store, nil, relay.Config{MS: membership.Config{LockWait: -time.Second}})
 			return err

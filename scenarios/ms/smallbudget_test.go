@@ -59,7 +59,24 @@ func TestMS5_OneReadAtTheSmallestBudget(t *testing.T) {
 			for i := range probe {
 				probe[i] = channel(1 + r.IntN(nChannels))
 			}
+			// While the user's one load runs, the cache holds its loading
+			// entry and nothing else: Usage, asked then, must say so.
+			var during membership.Usage
+			asked := false
+			watcher := s.NewWaitGroup("usage-watcher")
+			watcher.Add(1)
+			s.Go("usage-watcher", func() {
+				defer watcher.Done()
+				for range 20_000 { // every 50 µs for a second: the load takes at least 1 ms
+					if w.DB.StatementsOf(pods.StmtActiveMemberships) == 1 {
+						during, asked = pod.MS.Usage(), true
+						return
+					}
+					_ = s.Sleep(context.Background(), 50*time.Microsecond)
+				}
+			})
 			wrong, made := checkAll(context.Background(), w, pod, k, user(1), probe, func(c authz.ID) bool { return isMember[c] })
+			_ = watcher.Wait(context.Background())
 			d, err := countMS(w, pod)
 			if err != nil {
 				return smp, fmt.Errorf("MS-5: %w", err)
@@ -76,6 +93,8 @@ func TestMS5_OneReadAtTheSmallestBudget(t *testing.T) {
 			case d.loads != active*b.Int() || d.points != 0 || d.checkouts != active:
 				return smp, fmt.Errorf("MS-5: at BudgetBytes %d, the smallest accepted with MaxSnapshotIDs %d, K=%d concurrent cold checks caused %s; want exactly %d load on %d checkout, no point check",
 					budget, maxIDs, made, d, active, active)
+			case made > 0 && asked && (during.Entries != 1 || during.Loading != 1 || during.Snapshots != 0 || during.Markers != 0):
+				return smp, fmt.Errorf("MS-5: while the one load ran, Usage said %d entries: %d loading, %d snapshots, %d markers; want the one loading entry", during.Entries, during.Loading, during.Snapshots, during.Markers)
 			case d.misses != active || d.hits != int64(made)-active:
 				return smp, fmt.Errorf("MS-5: at BudgetBytes %d the cache counted %s for %d requests; want %d miss and %d hits", budget, d, made, active, int64(made)-active)
 			}
