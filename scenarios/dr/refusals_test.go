@@ -31,3 +31,32 @@ func TestDR1_NewRefusesWhatItCannotRun(t *testing.T) {
 		t.Errorf("DR-1: collector.New with the zero Config (every default): %v", err)
 	}
 }
+
+// TestDR7_QueryRefusesBadRanges holds Query to its documented range: an
+// instant outside [MinTime, MaxTime) at either end, or an empty range, is
+// refused with ErrInvalid (the queries of the DR-7 worlds are all valid),
+// and a range of one nanosecond around a recorded point returns it.
+func TestDR7_QueryRefusesBadRanges(t *testing.T) {
+	c, err := collector.New(rt.Real(), collector.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	if err := c.Record("k", at, 1); err != nil {
+		t.Fatal(err)
+	}
+	for what, r := range map[string][2]time.Time{ //windtunnel:unordered each case alone
+		"empty range":              {at, at},
+		"reversed range":           {at.Add(time.Second), at},
+		"from before MinTime":      {collector.MinTime.Add(-time.Nanosecond), at},
+		"to at MaxTime (excluded)": {at, collector.MaxTime},
+	} {
+		if pts, err := c.Query("k", r[0], r[1]); !errors.Is(err, collector.ErrInvalid) {
+			t.Errorf("DR-7: Query over a %s returned %d points and %v; want ErrInvalid", what, len(pts), err)
+		}
+	}
+	pts, err := c.Query("k", at, at.Add(time.Nanosecond))
+	if err != nil || len(pts) != 1 {
+		t.Errorf("DR-7: Query over [at, at+1ns) returned %d points and %v; want the one point", len(pts), err)
+	}
+}
