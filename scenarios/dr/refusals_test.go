@@ -1,6 +1,7 @@
 package dr
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -58,5 +59,31 @@ func TestDR7_QueryRefusesBadRanges(t *testing.T) {
 	pts, err := c.Query("k", at, at.Add(time.Nanosecond))
 	if err != nil || len(pts) != 1 {
 		t.Errorf("DR-7: Query over [at, at+1ns) returned %d points and %v; want the one point", len(pts), err)
+	}
+}
+
+// TestDR1_FullBufferRefusesExactlyPastItsBound: a collector bounded to N
+// buffered points takes N and refuses the next with ErrFull; a drain that
+// takes them makes room again.
+func TestDR1_FullBufferRefusesExactlyPastItsBound(t *testing.T) {
+	const bound = 10
+	c, err := collector.New(rt.Real(), collector.Config{MaxBufferedPoints: bound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	for i := range bound {
+		if err := c.Record("k", at.Add(time.Duration(i)), 1); err != nil {
+			t.Fatalf("DR-1: record %d of a buffer of %d: %v", i+1, bound, err)
+		}
+	}
+	if err := c.Record("k", at.Add(bound), 1); !errors.Is(err, collector.ErrFull) {
+		t.Errorf("DR-1: record %d into a buffer of %d: %v; want ErrFull", bound+1, bound, err)
+	}
+	if _, _, err := c.DrainPoints(context.Background(), at.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Record("k", at.Add(2*time.Hour), 1); err != nil {
+		t.Errorf("DR-1: a record after the drain emptied the buffer: %v", err)
 	}
 }
