@@ -87,3 +87,34 @@ func TestDR1_FullBufferRefusesExactlyPastItsBound(t *testing.T) {
 		t.Errorf("DR-1: a record after the drain emptied the buffer: %v", err)
 	}
 }
+
+// TestDR9_FlushFuncRefusesWhatItCannotFlush holds the flush cycle to its
+// documented inputs: a negative lag is refused with ErrInvalid; a lag of 0 is a flush up to now; a
+// nil sink drains and stores nothing.
+func TestDR9_FlushFuncRefusesWhatItCannotFlush(t *testing.T) {
+	c, err := collector.New(rt.Real(), collector.Config{BucketWidth: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.FlushFunc(-time.Second, nil)(ctx); !errors.Is(err, collector.ErrInvalid) {
+		t.Errorf("DR-9: a flush with a negative lag: %v; want ErrInvalid", err)
+	}
+	if err := c.Record("k", time.Now().Add(-time.Hour), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FlushFunc(0, nil)(ctx); err != nil {
+		t.Errorf("DR-9: a flush with lag 0 and no sink: %v", err)
+	}
+	if n := c.Len(); n != 0 {
+		t.Errorf("DR-9: a flush up to now left %d points of an hour ago buffered", n)
+	}
+	stored := 0
+	if err := c.Record("k", time.Now().Add(-time.Hour), 1); err != nil {
+		t.Fatal(err)
+	}
+	err = c.FlushFunc(0, func(_ context.Context, bs []collector.Bucket) error { stored += len(bs); return nil })(ctx)
+	if err != nil || stored != 1 {
+		t.Errorf("DR-9: a flush with a sink stored %d buckets (%v); want the one", stored, err)
+	}
+}
