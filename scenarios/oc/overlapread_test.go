@@ -86,26 +86,16 @@ func TestOC8_SlowReadNeverDisplacesAFresherOne(t *testing.T) {
 						errs = append(errs, err)
 						return
 					}
-					if i == 2 {
-						m, err := scrapeOC(pod)
-						if err != nil {
-							errs = append(errs, err)
-							return
-						}
-						hitsBeforeC = m[seriesOpenHits]
+					if i == 2 && !openHitsInto(pod, &hitsBeforeC, &errs) {
+						return
 					}
 					ids, err := w.Accessible(ctx, pod, i+1, c.Community, readers[i])
 					if err != nil {
 						errs = append(errs, fmt.Errorf("reader %c: %w", 'A'+i, err))
 						return
 					}
-					if i == 2 {
-						m, err := scrapeOC(pod)
-						if err != nil {
-							errs = append(errs, err)
-							return
-						}
-						hitsAfterC = m[seriesOpenHits]
+					if i == 2 && !openHitsInto(pod, &hitsAfterC, &errs) {
+						return
 					}
 					got[i] = shortIDs(ids)
 				})
@@ -140,4 +130,16 @@ func TestOC8_SlowReadNeverDisplacesAFresherOne(t *testing.T) {
 			return fmt.Sprintf("at most %s open-set reads for three readers of one community where a read slower than the max age lands after a fresher one", o.WorstText())
 		},
 	})
+}
+
+// openHitsInto scrapes the pod's open-set hits into *hits, or appends the
+// scrape's error to *errs and reports false.
+func openHitsInto(pod *pods.Pod, hits *int64, errs *[]error) bool {
+	m, err := scrapeOC(pod)
+	if err != nil {
+		*errs = append(*errs, err)
+		return false
+	}
+	*hits = m[seriesOpenHits]
+	return true
 }
