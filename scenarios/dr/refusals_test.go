@@ -15,14 +15,16 @@ import (
 // negative buffer bound are refused with ErrInvalid, never a panic or a
 // collector that drains into nonsense; zeros take the defaults.
 func TestDR1_NewRefusesWhatItCannotRun(t *testing.T) {
-	for what, c := range map[string]struct {
+	type bad struct {
 		r   rt.Runtime
 		cfg collector.Config
-	}{ //windtunnel:unordered each case alone
+	}
+	cases := map[string]bad{
 		"nil runtime":                {nil, collector.Config{}},
 		"negative bucket width":      {rt.Real(), collector.Config{BucketWidth: -time.Second}},
 		"negative MaxBufferedPoints": {rt.Real(), collector.Config{MaxBufferedPoints: -1}},
-	} {
+	}
+	for what, c := range cases { //windtunnel:unordered each case alone
 		col, err := collector.New(c.r, c.cfg)
 		if !errors.Is(err, collector.ErrInvalid) || col != nil {
 			t.Errorf("DR-1: collector.New with a %s = %v, %v; want ErrInvalid and no collector", what, col != nil, err)
@@ -100,7 +102,8 @@ func TestDR9_FlushFuncRefusesWhatItCannotFlush(t *testing.T) {
 	if err := c.FlushFunc(-time.Second, nil)(ctx); !errors.Is(err, collector.ErrInvalid) {
 		t.Errorf("DR-9: a flush with a negative lag: %v; want ErrInvalid", err)
 	}
-	if err := c.Record("k", time.Now().Add(-time.Hour), 1); err != nil {
+	hourAgo := rt.Real().Now().Add(-time.Hour)
+	if err := c.Record("k", hourAgo, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.FlushFunc(0, nil)(ctx); err != nil {
@@ -110,7 +113,7 @@ func TestDR9_FlushFuncRefusesWhatItCannotFlush(t *testing.T) {
 		t.Errorf("DR-9: a flush up to now left %d points of an hour ago buffered", n)
 	}
 	stored := 0
-	if err := c.Record("k", time.Now().Add(-time.Hour), 1); err != nil {
+	if err := c.Record("k", hourAgo, 1); err != nil {
 		t.Fatal(err)
 	}
 	err = c.FlushFunc(0, func(_ context.Context, bs []collector.Bucket) error { stored += len(bs); return nil })(ctx)
