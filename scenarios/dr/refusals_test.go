@@ -8,6 +8,8 @@ import (
 
 	"github.com/windtunnel/windtunnel/impl/collector"
 	"github.com/windtunnel/windtunnel/impl/rt"
+	"github.com/windtunnel/windtunnel/impl/stats"
+	"github.com/windtunnel/windtunnel/scenarios/claims/series"
 )
 
 // TestDR1_NewRefusesWhatItCannotRun holds collector.New to its contract
@@ -119,5 +121,33 @@ func TestDR9_FlushFuncRefusesWhatItCannotFlush(t *testing.T) {
 	err = c.FlushFunc(0, func(_ context.Context, bs []collector.Bucket) error { stored += len(bs); return nil })(ctx)
 	if err != nil || stored != 1 {
 		t.Errorf("DR-9: a flush with a sink stored %d buckets (%v); want the one", stored, err)
+	}
+}
+
+// TestDR10_PruneKeepsTheBufferedGaugeExact: after a prune, the buffered
+// points gauge reads the points left, as a scrape sees it, before any
+// other operation could set it again.
+func TestDR10_PruneKeepsTheBufferedGaugeExact(t *testing.T) {
+	var reg stats.Registry
+	c, err := collector.New(rt.Real(), collector.Config{Registry: &reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		if err := c.Record("k", at.Add(time.Duration(i)*time.Second), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruned, err := c.Prune(at.Add(3 * time.Second))
+	if err != nil || pruned != 3 {
+		t.Fatalf("DR-10: a prune at +3s of points at +0..4s pruned %d (%v); want 3", pruned, err)
+	}
+	got, err := series.Scrape(&reg, collector.MetricBuffered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[collector.MetricBuffered] != 2 {
+		t.Errorf("DR-10: after the prune %s reads %d; want the 2 points left", collector.MetricBuffered, got[collector.MetricBuffered])
 	}
 }
