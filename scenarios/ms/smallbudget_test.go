@@ -93,7 +93,9 @@ func TestMS5_OneReadAtTheSmallestBudget(t *testing.T) {
 			case d.loads != active*b.Int() || d.points != 0 || d.checkouts != active:
 				return smp, fmt.Errorf("MS-5: at BudgetBytes %d, the smallest accepted with MaxSnapshotIDs %d, K=%d concurrent cold checks caused %s; want exactly %d load on %d checkout, no point check",
 					budget, maxIDs, made, d, active, active)
-			case made > 0 && asked && (during.Entries != 1 || during.Loading != 1 || during.Snapshots != 0 || during.Markers != 0):
+			case made > 0 && !asked:
+				return smp, fmt.Errorf("MS-5: the watcher never saw the one load in flight, so Usage was not asked during it")
+			case made > 0 && (during.Entries != 1 || during.Loading != 1 || during.Snapshots != 0 || during.Markers != 0):
 				return smp, fmt.Errorf("MS-5: while the one load ran, Usage said %d entries: %d loading, %d snapshots, %d markers; want the one loading entry", during.Entries, during.Loading, during.Snapshots, during.Markers)
 			case d.misses != active || d.hits != int64(made)-active:
 				return smp, fmt.Errorf("MS-5: at BudgetBytes %d the cache counted %s for %d requests; want %d miss and %d hits", budget, d, made, active, int64(made)-active)

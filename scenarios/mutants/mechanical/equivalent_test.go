@@ -1,6 +1,9 @@
 package mechanical
 
 import (
+	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,19 +49,34 @@ func TestFindReturnsTheNamedVariant(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// generateAll makes every target's mutants once per test binary: two
+// tests read them, and one generation of the nine packages takes seconds.
+var generateAll = sync.OnceValues(func() ([]Mutant, error) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		return nil, err
+	}
+	var all []Mutant
+	for _, tg := range Targets {
+		g, err := Generate(root, tg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tg.Dir, err)
+		}
+		all = append(all, g.Mutants...)
+	}
+	return all, nil
+})
+
 // Every argued key names a mutant the generator makes today: an argument
 // about code that has changed must be argued again, not outlive it.
 func TestEveryArguedKeyIsStillGenerated(t *testing.T) {
 	args, err := Equivalents()
 	require.NoError(t, err)
+	all, err := generateAll()
+	require.NoError(t, err)
 	generated := map[string]bool{}
-	root := moduleRoot(t)
-	for _, tg := range Targets {
-		g, err := Generate(root, tg)
-		require.NoError(t, err, tg.Dir)
-		for _, m := range g.Mutants {
-			generated[m.Key] = true
-		}
+	for _, m := range all {
+		generated[m.Key] = true
 	}
 	for key, arg := range args { //windtunnel:unordered each key checked alone
 		assert.True(t, generated[key], "equivalent.txt: %s is no mutant of today's code: %s", key, arg)
@@ -71,18 +89,15 @@ func TestEveryArguedKeyIsStillGenerated(t *testing.T) {
 // variant's overlay and its verdict by ID, so two mutants sharing one
 // would share both.
 func TestEveryVariantIDIsUnique(t *testing.T) {
-	root := moduleRoot(t)
+	all, err := generateAll()
+	require.NoError(t, err)
 	seen := map[string]string{}
-	for _, tg := range Targets {
-		g, err := Generate(root, tg)
-		require.NoError(t, err, tg.Dir)
-		for _, m := range g.Mutants {
-			for _, v := range m.Variants {
-				if prev, ok := seen[v.ID]; ok {
-					t.Errorf("ID %s names both %s and %s", v.ID, prev, v.What)
-				}
-				seen[v.ID] = v.What
+	for _, m := range all {
+		for _, v := range m.Variants {
+			if prev, ok := seen[v.ID]; ok {
+				t.Errorf("ID %s names both %s and %s", v.ID, prev, v.What)
 			}
+			seen[v.ID] = v.What
 		}
 	}
 }
