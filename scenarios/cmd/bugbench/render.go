@@ -41,12 +41,10 @@ func (r Report) Markdown() string {
 		b.WriteString("\n### Not benchmarked\n\nThe catalogue's other logic mutants, by family, with what their checks fly. The list is not sorted into mutants whose failure hangs on an interleaving or on time and mutants that fail on any schedule (a parser's, a metric's).\n\n| family | mutants | reason |\n|---|---|---|\n")
 		fams := map[string][]string{}
 		var famOrder []string
-		reason := map[string]string{}
 		for _, t := range r.Skipped {
 			fam := familyOf(t.Reason)
 			if _, ok := fams[fam]; !ok {
 				famOrder = append(famOrder, fam)
-				reason[fam] = t.Reason
 			}
 			fams[fam] = append(fams[fam], t.Mutant)
 		}

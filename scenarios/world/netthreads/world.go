@@ -195,15 +195,16 @@ func (w *World) pause(ctx context.Context, restart time.Duration, drain bool) {
 	bs := make([]before, len(w.Threads))
 	for i, th := range w.Threads {
 		th.stop()
-		for _, c := range th.open { // the reference's count of what the wheel must hold
+		var armed int64 // the reference's count of what the wheel must hold
+		for _, c := range th.open {
 			if !th.refs[c].Deadline().IsZero() {
-				bs[i].armed++
+				armed++
 			}
 		}
 		tot := th.H.Metrics()
 		th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) {
 			wt := cop.Wheel().Totals()
-			bs[i] = before{cursor: cop.Wheel().Cursor(), buckets: wt.Buckets, visited: wt.Visited, passes: tot.Passes.Value(), armed: bs[i].armed}
+			bs[i] = before{cursor: cop.Wheel().Cursor(), buckets: wt.Buckets, visited: wt.Visited, passes: tot.Passes.Value(), armed: armed}
 		})
 	}
 	w.sleepUntil(ctx, restart)
