@@ -5,6 +5,7 @@
 //
 //	OC-1   union_test.go      cached answer = uncached union = the tables, Accessible and Granted; also with one read in five failing
 //	OC-1   sharedread_test.go readers who joined a read that failed or was abandoned: the union, or the read's error
+//	OC-1   abandonchain_test.go a lookup in front of callers who keep abandoning the reads it joins ends while they go on
 //	OC-1   racefree_test.go   the cache on real goroutines, under the race detector in make race: the races the simulator cannot see
 //	OC-2   window_test.go     lost invalidation: non-member grants < 1 s stale (churn, and a race to the bound per revocation kind)
 //	OC-2   slowread_test.go   a reader who asks while a read older than the window runs is not given its answer
