@@ -39,8 +39,8 @@ type DrainFacts struct {
 	// WaitingDrains is the most other drains in flight at one of its
 	// yields: called, not returned, so waiting for the drain mutex.
 	WaitingDrains int
-	// Want is the DrainCounts the replayed chunk layout predicts (Buffered
-	// is -1 when the replay did not reach the drain).
+	// Want is the DrainCounts the replayed chunk layout and the lock log
+	// predict (Buffered is -1 when the replay did not reach the drain).
 	Want DrainCounts
 	// Outside is what the inspections of the collector saw (nil when the
 	// world did not inspect).
@@ -164,7 +164,7 @@ func CheckCollector(h *CollectorHistory, lim CollectorLimits) *CollectorReport {
 	// the one reported first.
 	for i := range r.Drains {
 		if r.Drains[i].Want.Buffered >= 0 {
-			checkStats(r, &r.Drains[i], lim)
+			checkStats(r, &r.Drains[i], h.Writes, lim)
 		}
 	}
 	return r
@@ -508,8 +508,18 @@ func checkDrained(r *CollectorReport, op CollectorOp, want []model.Point, width 
 // checkStats compares a drain's own account with the replayed layout. It
 // is a cross-check of the collector's self-description: the verdicts of
 // DR-2 and DR-6 rest on what the lock log and the inspections saw.
-func checkStats(r *CollectorReport, f *DrainFacts, lim CollectorLimits) {
-	got, want := f.Op.Stats, f.Want
+func checkStats(r *CollectorReport, f *DrainFacts, writes []WriteSection, lim CollectorLimits) {
+	got := f.Op.Stats
+	if f.Swap >= 1 && f.Put >= 1 && f.Swap <= int64(len(writes)) && f.Put <= int64(len(writes)) {
+		// The holds as the lock log timed them, from outside the collector.
+		swap, put := writes[f.Swap-1].Held, writes[f.Put-1].Held
+		f.Want.LockHeld, f.Want.MaxLockHeld = swap+put, max(swap, put)
+		if got.LockHeld != f.Want.LockHeld || got.MaxLockHeld != f.Want.MaxLockHeld {
+			r.add("DR-8", "%s: says it held the write lock %v in all and %v at most; the clock readings it took within its two holds span %v and %v",
+				f.Op, got.LockHeld, got.MaxLockHeld, swap, put)
+		}
+	}
+	want := f.Want
 	if got.MovedUnderLock != want.MovedUnderLock || got.RecordedDuringSplit != want.RecordedDuringSplit || got.WriteLocks != 2 ||
 		f.RecordsBetween-f.PrunedBetween != got.MovedUnderLock {
 		r.add("DR-2", "%s: says it moved %d points under the write lock (%d write locks, %d recorded during the split by its count); the clients recorded %d points between its two acquisitions (%d pruned meanwhile); %d were buffered",

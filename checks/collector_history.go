@@ -115,6 +115,9 @@ type DrainCounts struct {
 	MovedUnderLock                                 int64
 	ChunksMoved, ChunksSplit, PointsCopied         int64
 	WriteLocks                                     int
+	// LockHeld and MaxLockHeld: the drain's own total and longest hold of
+	// the write lock (DR-8).
+	LockHeld, MaxLockHeld time.Duration
 }
 
 // DrainYield is what the world saw at one scheduling point of a drain
@@ -148,6 +151,10 @@ type DrainYield struct {
 // walked again at the release.
 type WriteSection struct {
 	Acquired, Released int64
+	// Held is the span of the clock readings the code took within this
+	// hold, as handed out by the world's runtime: the hold as that code
+	// could measure it (0 when it read the clock less than twice).
+	Held time.Duration
 	Before, After      *Layout
 	OldAfter           *Layout
 }

@@ -122,6 +122,8 @@ func TestCheckReportsEachViolation(t *testing.T) {
 			o.Snapshot[i], o.Snapshot[i+1] = o.Snapshot[i+1], o.Snapshot[i]
 		}), hooks},
 		{"DR-6", mutate(t, w.Ops, isDrain, func(o *Op) { o.Stats.ChunksSplit++ }), hooks},
+		{"DR-8", mutate(t, w.Ops, isDrain, func(o *Op) { o.Stats.LockHeld += time.Nanosecond }), hooks},
+		{"DR-8", mutate(t, w.Ops, isDrain, func(o *Op) { o.Stats.MaxLockHeld = o.Stats.LockHeld }), hooks},
 		{"DR-7", mutate(t, w.Ops, func(o Op) bool { return o.Kind == KindQuery && o.Yield == 0 && len(o.Out.Points) > 0 }, func(o *Op) { o.Out.Points = o.Out.Points[1:] }), hooks},
 		{"DR-7", mutate(t, w.Ops, func(o Op) bool { return o.Kind == KindPrune }, func(o *Op) { o.Out.Count++ }), hooks},
 		// A query inside a split that saw neither the model's answer nor the

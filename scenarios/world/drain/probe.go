@@ -73,7 +73,9 @@ func (p *Probe) Now() time.Time {
 	}
 	t := now.Add(time.Duration(l.holdReads) * holdStep * time.Duration(1+seq%7))
 	if l.holdReads > 0 {
-		if span := t.Sub(l.holdFirst); span > l.holdMax {
+		span := t.Sub(l.holdFirst)
+		l.sections[len(l.sections)-1].Held = span
+		if span > l.holdMax {
 			l.holdMax = span
 		}
 	} else {

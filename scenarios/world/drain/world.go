@@ -353,7 +353,7 @@ func counts(st collector.DrainStats) checks.DrainCounts {
 	return checks.DrainCounts{Buffered: st.Buffered, Drained: st.Drained, Kept: st.Kept, Keys: st.Keys,
 		RecordedDuringSplit: st.RecordedDuringSplit, ChunksRecordedDuringSplit: st.ChunksRecordedDuringSplit,
 		MovedUnderLock: st.MovedUnderLock, ChunksMoved: st.ChunksMoved, ChunksSplit: st.ChunksSplit,
-		PointsCopied: st.PointsCopied, WriteLocks: st.WriteLocks}
+		PointsCopied: st.PointsCopied, WriteLocks: st.WriteLocks, LockHeld: st.LockHeld, MaxLockHeld: st.MaxLockHeld}
 }
 
 // History is what the world recorded, for the checkers of package checks.
