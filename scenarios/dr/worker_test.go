@@ -22,6 +22,7 @@ type workerRun struct {
 	cycles, calls, errs, injected int64
 	recorded, flushed, lost, left int64
 	stopFailed, stopGaveUp        int64 // how the cycle running at the stop ended
+	zeroPeriod                    int64 // the worker was configured with the zero period
 }
 
 // TestDR9_WorkerCountsFailures is DR-9: a drain that fails is logged and
@@ -33,7 +34,9 @@ type workerRun struct {
 // an error before the drain, or a sink that cannot store the buckets after
 // it. The last cycle is still running when the worker is stopped: it
 // gives up with the worker's context's error, which is no failure, or fails
-// anyway, which is one. Every cycle must run on time, each failure must be
+// anyway, which is one. Half the seeds configure the zero period, documented
+// as the default, and every seed starts the worker twice: the second Start
+// must be refused and start no second loop. Every cycle must run on time, each failure must be
 // logged once and
 // counted in worker_errors_total{worker="metrics_flush"}, and every point
 // must be flushed, lost with a failed sink (the documented cost), or still
@@ -124,13 +127,25 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			return flush(ctx)
 		}
 		var logs []string
-		wk, err := collector.NewFlushWorker(s, drain, collector.WorkerConfig{Period: period, Registry: &reg,
-			Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+		cfg := collector.WorkerConfig{Period: period, Registry: &reg,
+			Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
+		if r.IntN(2) == 0 {
+			// The zero period is documented as the default: the seed's once
+			// a minute, which the cycle times below hold it to.
+			cfg.Period = 0
+			run.zeroPeriod++
+		}
+		wk, err := collector.NewFlushWorker(s, drain, cfg)
 		if err != nil {
-			return run, err
+			return run, fmt.Errorf("DR-9: NewFlushWorker with period %v: %w", cfg.Period, err)
 		}
 		if err := wk.Start(); err != nil {
-			return run, err
+			return run, fmt.Errorf("DR-9: the first Start: %w", err)
+		}
+		// A second Start is refused and starts no second loop: the drain
+		// counts below would double.
+		if err := wk.Start(); !errors.Is(err, collector.ErrInvalid) {
+			return run, fmt.Errorf("DR-9: a second Start returned %v, want an error wrapping collector.ErrInvalid", err)
 		}
 		wg := s.NewWaitGroup("recorders")
 		for i := range 3 {
@@ -208,6 +223,7 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			tally["left"] += int64(x.left)
 			tally["stopFailed"] += x.stopFailed
 			tally["stopGaveUp"] += x.stopGaveUp
+			tally["zeroPeriod"] += x.zeroPeriod
 			smp := claims.Sample{Of: x.injected, Seen: true,
 				Witness: fmt.Sprintf("%d of %d cycles failed by injection, %d counted", x.injected, x.cycles, x.errs)}
 			for range max(x.injected-x.errs, x.errs-x.injected) {
@@ -217,8 +233,8 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 			return smp
 		},
 		Measured: func(o claims.Outcome) string {
-			return fmt.Sprintf("%d of %d flush cycles failed by injection (panic, error, or sink; %d of them while the worker stopped, and %d more cycles gave up at the stop, which is no failure); %s counted %d, one log line each; every cycle ran on time after a failure; %d points recorded = %d flushed + %d lost with a failed sink + %d still buffered; %d seeds failed",
-				o.Tally["injected"], o.Tally["cycles"], o.Tally["stopFailed"], o.Tally["stopGaveUp"], counter, o.Tally["errs"], o.Tally["recorded"], o.Tally["flushed"], o.Tally["lost"], o.Tally["left"], o.Failed)
+			return fmt.Sprintf("%d of %d flush cycles failed by injection (panic, error, or sink; %d of them while the worker stopped, and %d more cycles gave up at the stop, which is no failure); %s counted %d, one log line each; every cycle ran on time after a failure (%d seeds with the zero period, the default, each refusing a second Start); %d points recorded = %d flushed + %d lost with a failed sink + %d still buffered; %d seeds failed",
+				o.Tally["injected"], o.Tally["cycles"], o.Tally["stopFailed"], o.Tally["stopGaveUp"], counter, o.Tally["errs"], o.Tally["zeroPeriod"], o.Tally["recorded"], o.Tally["flushed"], o.Tally["lost"], o.Tally["left"], o.Failed)
 		},
 		Probes: []claims.Probe{{Name: "dr/cycle-running-at-stop", What: "a flush cycle was still running when the worker was stopped", Min: 20}},
 		More: claims.Hooks[workerRun]{
@@ -227,6 +243,9 @@ func TestDR9_WorkerCountsFailures(t *testing.T) {
 				// failure proves nothing.
 				if o.Tally["injected"] == 0 {
 					o.Problems = append(o.Problems, "no cycle failed: the check injected nothing")
+				}
+				if o.Tally["zeroPeriod"] == 0 {
+					o.Problems = append(o.Problems, "no seed configured the zero period: the default went unflown")
 				}
 				if len(o.Problems) > 0 {
 					return findings.Violated
