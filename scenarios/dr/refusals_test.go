@@ -3,6 +3,7 @@ package dr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -89,6 +90,44 @@ func TestDR1_FullBufferRefusesExactlyPastItsBound(t *testing.T) {
 	}
 	if err := c.Record("k", at.Add(2*time.Hour), 1); err != nil {
 		t.Errorf("DR-1: a record after the drain emptied the buffer: %v", err)
+	}
+}
+
+// TestDR1_DefaultBufferHoldsTheSeedsLoad: a collector with the zero
+// Config buffers the seed's load without refusing a point. The seed text
+// buffers "about 120 s" of points between flushes at up to 38,000
+// requests/s, 7 points per request: 31.92 million points, about 0.5 GB.
+// A default below that refuses points at the seed's own peak, and every
+// drain then misses them (DR-1). Skipped with -short (the race lane).
+func TestDR1_DefaultBufferHoldsTheSeedsLoad(t *testing.T) {
+	const (
+		requestsPerSecond = 38_000
+		pointsPerRequest  = 7
+		buffered          = 120 * time.Second
+		points            = requestsPerSecond * pointsPerRequest * int(buffered/time.Second)
+	)
+	if testing.Short() {
+		t.Skipf("DR-1: recording %d points takes about 0.5 GB", points)
+	}
+	c, err := collector.New(rt.Real(), collector.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, pointsPerRequest)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("getitem.%d", i)
+	}
+	at := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	for i := range points {
+		// One request's points share its instant; requests are 1/38,000 s apart.
+		ts := at.Add(time.Duration(i/pointsPerRequest) * time.Second / requestsPerSecond)
+		if err := c.Record(keys[i%pointsPerRequest], ts, 1); err != nil {
+			t.Fatalf("DR-1: point %d of the seed's %d (%d requests/s x %d points x %v), default buffer: %v",
+				i+1, points, requestsPerSecond, pointsPerRequest, buffered, err)
+		}
+	}
+	if got := c.Len(); got != int64(points) {
+		t.Errorf("DR-1: %d points buffered after %d records, each answered nil", got, points)
 	}
 }
 
