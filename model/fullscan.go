@@ -1,8 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -76,6 +78,9 @@ func (c *FullScanConn) Closed() bool { return c.idx < 0 }
 // InactivityDeadline returns the inactivity deadline, zero if none.
 func (c *FullScanConn) InactivityDeadline() time.Time { return c.inactivityAt }
 
+// InactivityTimeout returns the armed inactivity timeout (0: none).
+func (c *FullScanConn) InactivityTimeout() time.Duration { return c.inactivityTimeout }
+
 // ActiveDeadline returns the active-timeout deadline, zero if none.
 func (c *FullScanConn) ActiveDeadline() time.Time { return c.activeAt }
 
@@ -131,6 +136,18 @@ func NewFullScanQueue(limit int) *FullScan { return &FullScan{limit: max(limit, 
 
 // Len returns the number of open connections.
 func (f *FullScan) Len() int { return len(f.conns) }
+
+// Queue returns the IDs of the open connections in eviction order: the
+// least recently active (opened or NetActivity) first (TW-10).
+func (f *FullScan) Queue() []uint64 {
+	open := slices.Clone(f.conns)
+	slices.SortFunc(open, func(a, b *FullScanConn) int { return cmp.Compare(a.active, b.active) })
+	ids := make([]uint64, len(open))
+	for i, c := range open {
+		ids[i] = c.id
+	}
+	return ids
+}
 
 // NextEviction returns the connection the next Open evicts: the least
 // recently active one when the queue is full, else nil.

@@ -3,6 +3,7 @@ package netthreads
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -216,6 +217,7 @@ func (th *Thread) openConn() int {
 		}
 		th.forget(j)
 		th.checkConn(j, "eviction", true)
+		th.staleHandle(j)
 	}
 	th.checkConn(i, "open", true)
 	return i
@@ -330,6 +332,13 @@ func (th *Thread) closeConn(i int, compare bool) {
 	if !th.w.s.KeepFor(sim.KeepOperation, connLabel(i)) {
 		return
 	}
+	if compare {
+		// Negative timeouts are refused and change nothing (TW-2: both
+		// cops refuse them, the deadlines stay the reference's).
+		th.doSetInactivity(i, -time.Nanosecond)
+		th.doSetActive(i, -time.Nanosecond)
+		th.foreignHandle(i)
+	}
 	op := th.opBegin("close", i, 0)
 	t0 := th.w.now()
 	th.H.Close(th.conns[i])
@@ -340,6 +349,51 @@ func (th *Thread) closeConn(i int, compare bool) {
 	th.w.stats.Ops++
 	th.checkConn(i, "close", compare)
 	th.w.blameOn = prev
+	if compare {
+		th.staleHandle(i)
+	}
+}
+
+// foreignHandle hands open connection i to the next thread's handler, as
+// a caller that mixed up its threads would: its setters must be refused,
+// its activity and close ignored, and neither thread's wheel or queue may
+// change (TW-6, TW-10); connection i keeps the reference's deadlines
+// (TW-2). A world of one thread has no other handler.
+func (th *Thread) foreignHandle(i int) {
+	if len(th.w.Threads) < 2 {
+		return
+	}
+	o := th.w.Threads[(th.Index+1)%len(th.w.Threads)]
+	c, r := th.conns[i], th.refs[i]
+	t0 := th.w.now()
+	at := th.w.at(t0)
+	err := o.H.SetInactivityTimeout(c, th.w.cfg.Plan.Tick)
+	th.sameErr("SetInactivityTimeout on another thread's handler", i, err, o.Ref.SetInactivityTimeout(r, at, th.w.cfg.Plan.Tick))
+	err = o.H.SetActiveTimeout(c, th.w.cfg.Plan.Tick)
+	th.sameErr("SetActiveTimeout on another thread's handler", i, err, o.Ref.SetActiveTimeout(r, at, th.w.cfg.Plan.Tick))
+	o.H.NetActivity(c)
+	o.Ref.NetActivity(r, at)
+	o.H.Close(c)
+	o.Ref.Close(r)
+	th.checkConn(i, "another thread's handler used it", true)
+	for _, x := range []*Thread{th, o} {
+		x.H.Do(func(cop *inactivitycop.Cop, _ time.Time) { x.checkQueue(cop, "after another thread's handler used a connection") })
+	}
+}
+
+// staleHandle uses closed connection i's handle as a client that missed
+// the close would: both setters must be refused on both cops, activity
+// ignored, and nothing of the connection may come back to the wheel (TW-6)
+// or the queue (TW-10), where it would time out or be evicted again.
+func (th *Thread) staleHandle(i int) {
+	th.doSetInactivity(i, th.w.cfg.Plan.Tick)
+	th.doSetActive(i, th.w.cfg.Plan.Tick)
+	t0 := th.w.now()
+	th.H.NetActivity(th.conns[i])
+	th.sync(t0, "activity on a closed connection")
+	th.Ref.NetActivity(th.refs[i], th.w.at(t0))
+	th.checkConn(i, "activity on a closed connection", true)
+	th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) { th.checkQueue(cop, "after a closed connection's handle was used") })
 }
 
 func (th *Thread) sameErr(op string, i int, err, rerr error) {
@@ -379,9 +433,10 @@ func (th *Thread) checkConn(i int, op string, compare bool) (live bool) {
 			th.w.stats.MaxEarlyWitness = fmt.Sprintf("thread %d conn %d at %v: real deadline %v, wheel %v (activity pushed it later; the wheel was not touched)", th.Index, c.ID(), th.w.now(), real.Sub(epoch), at.Sub(epoch))
 		}
 	}
-	if compare && (!c.InactivityDeadline().Equal(r.InactivityDeadline()) || !c.ActiveDeadline().Equal(r.ActiveDeadline())) {
-		th.w.violate("TW-2", "thread %d conn %d after %s at %v: wheel cop deadlines inactivity %v active %v, full scan %v and %v",
-			th.Index, c.ID(), op, th.w.now(), since(c.InactivityDeadline()), since(c.ActiveDeadline()), since(r.InactivityDeadline()), since(r.ActiveDeadline()))
+	if compare && (!c.InactivityDeadline().Equal(r.InactivityDeadline()) || !c.ActiveDeadline().Equal(r.ActiveDeadline()) || c.InactivityTimeout() != r.InactivityTimeout()) {
+		th.w.violate("TW-2", "thread %d conn %d after %s at %v: wheel cop deadlines inactivity %v (timeout %v) active %v, full scan %v (timeout %v) and %v",
+			th.Index, c.ID(), op, th.w.now(), since(c.InactivityDeadline()), c.InactivityTimeout(), since(c.ActiveDeadline()),
+			since(r.InactivityDeadline()), r.InactivityTimeout(), since(r.ActiveDeadline()))
 	}
 	return !closed && !real.IsZero()
 }
@@ -401,8 +456,34 @@ func (th *Thread) checkAll(why string) {
 		if n := cop.Wheel().Len(); n != live {
 			th.w.violate("TW-6", "thread %d %s at %v: the wheel holds %d elements, %d connections have a live deadline", th.Index, why, th.w.now(), n, live)
 		}
+		th.checkQueue(cop, why)
 	})
 }
+
+// checkQueue holds the cop's connection queue (Cop.Conns, the next to be
+// evicted first) to the reference's: the open connections, least recently
+// opened or active first (TW-10). Every operation reaches both cops with no
+// scheduling point between them, so the two agree whenever another task
+// looks.
+func (th *Thread) checkQueue(cop *inactivitycop.Cop, why string) {
+	want := th.Ref.Queue()
+	got := make([]uint64, 0, len(want))
+	for _, c := range cop.Conns() {
+		got = append(got, c.ID())
+	}
+	if slices.Equal(got, want) {
+		return
+	}
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	th.w.violate("TW-10", "thread %d %s at %v: the cop's queue holds %d connections, the reference's %d; they first differ at place %d (least recently active first): cop %v, reference %v",
+		th.Index, why, th.w.now(), len(got), len(want), i+1, window(got, i), window(want, i))
+}
+
+// window is up to three IDs of ids from place i, for a message.
+func window(ids []uint64, i int) []uint64 { return ids[min(i, len(ids)):min(i+3, len(ids))] }
 
 // onTimeout is the handler's callback: it runs in the cop task right after
 // a pass released the lock, or, for an eviction, in the task whose Open
