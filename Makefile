@@ -34,7 +34,7 @@ AUDIT        := $(GO) run ./scenarios/cmd/audit
 RUN_ARGS     := -out "$(OUT)" -file "$(FILE)" -pkg "$(PKG)" -test "$(TEST)" -seed "$(SEED)" -strategy "$(STRATEGY)" -mutant "$(MUTANT)" -mutants "$(MUTANTS)" -args "$(ARGS)"
 
 .PHONY: test sim vet unit docs race race-families integration browser-test determinism fuzz audit audit-quick \
-	audit-verify-schemata try-mutants mutation sweep-slurm sweep-slurm-test replay shrink bench bugbench goker goker-replay lint flight
+	audit-verify-schemata try-mutants mutation mutation-rerun sweep-slurm sweep-slurm-test replay shrink bench bugbench goker goker-replay lint flight
 
 ## test: every stage CI runs, through scripts/test-stages.sh (vet; the service, docs and fuzz stages beside unit and race; audit-quick)
 test:
@@ -109,6 +109,10 @@ try-mutants:
 ## mutation: mechanical mutants of impl/'s claimed packages against their families' checks, and the efficacy table
 mutation:
 	$(AUDIT) mutation -sample $(MUTATION_SAMPLE) -mutant-seeds $(MUTATION_SEEDS) -targets '$(MUTATION_TARGETS)' -out $(OUT)/mutation
+
+## mutation-rerun: only the gaps and unrun mutants of the last make mutation, against today's checks; writes OUT/mutation-rerun
+mutation-rerun:
+	$(AUDIT) mutation -rerun $(OUT)/mutation/mutation.json -mutant-seeds $(MUTATION_SEEDS) -out $(OUT)/mutation-rerun
 
 ## sweep-slurm: make sim as a Slurm job array of SHARDS tasks, merged into OUT (scenarios/sweep/README.md)
 sweep-slurm:

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 // out of it; every other survivor is a gap, listed with its change. It
 // exits 1 when a survivor is not argued equivalent, 2 on bad flags.
 //
-//	audit mutation [-sample N] [-targets impl/timerwheel,...] [-ops compare,...] [-mutant-seeds N] [-hang D]
+//	audit mutation [-sample N] [-targets impl/timerwheel,...] [-ops compare,...] [-mutant-seeds N] [-hang D] [-rerun old/mutation.json]
 func mutationMain(args []string) int {
 	fs := flag.NewFlagSet("audit mutation", flag.ContinueOnError)
 	seeds := fs.Int("mutant-seeds", 20, "seed budget per mutant")
@@ -38,6 +39,7 @@ func mutationMain(args []string) int {
 	timeout := fs.Duration("timeout", 5*time.Minute, "limit per mutant's test process: a hang is a catch")
 	hang := fs.Duration("hang", 3*time.Second, "a mutant's step that runs this long without a scheduling point is a hang, a catch (six times as long while it computes)")
 	everyCheck := fs.Bool("every-check", false, "run every check of a mutant's families, not only those whose coverage reaches its line")
+	rerun := fs.String("rerun", "", "an earlier run's mutation.json: run only the mutants it left as gaps or could not run (its directory must not be -out)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -50,6 +52,21 @@ func mutationMain(args []string) int {
 		return fail("unexpected arguments %q", fs.Args())
 	case *seeds <= 0 || *parallel <= 0 || *timeout <= 0 || *hang <= 0 || *sample < 0:
 		return fail("-mutant-seeds, -j, -timeout and -hang must be positive and -sample not negative")
+	}
+	var again rerunSet
+	if *rerun != "" {
+		set, err := readRerun(*rerun)
+		if err != nil {
+			return fail("%v", err)
+		}
+		again = set
+		if len(again.keys) == 0 {
+			fmt.Printf("audit mutation: %s left no gap and no mutant unrun: nothing to run again\n", *rerun)
+			return 0
+		}
+		if *targets == "" {
+			*targets = rerunTargets(again)
+		}
 	}
 	chosen, err := chooseTargets(*targets)
 	if err != nil {
@@ -64,6 +81,11 @@ func mutationMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "audit mutation:", err)
 		return 1
 	}
+	if *rerun != "" {
+		if err := guardRerunOut(*rerun, absOut(st.root, *out)); err != nil {
+			return fail("%v", err)
+		}
+	}
 	equivalent, err := mechanical.Equivalents()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "audit mutation:", err)
@@ -71,6 +93,7 @@ func mutationMain(args []string) int {
 	}
 	start := time.Now()
 	var all []mechanical.Mutant
+	missing := maps.Clone(again.keys) // the earlier run's gaps not generated any more
 	for _, t := range chosen {
 		g, err := mechanical.Generate(st.root, t)
 		if err != nil {
@@ -78,9 +101,16 @@ func mutationMain(args []string) int {
 			return 1
 		}
 		ms := slices.DeleteFunc(g.Mutants, func(m mechanical.Mutant) bool { return !opSet[m.Op] })
+		if *rerun != "" {
+			ms = keepRerun(ms, again, missing)
+		}
 		ms = spread(ms, *sample)
 		fmt.Printf("audit mutation: %s: %d mutants generated, %d taken; %d mutations did not type-check\n", t.Dir, len(g.Mutants), len(ms), total(g.Uncompiled))
 		all = append(all, ms...)
+	}
+	if len(missing) > 0 {
+		keys := slices.Sorted(maps.Keys(missing))
+		fmt.Printf("audit mutation: %d mutants of %s are not generated from this code any more (it changed where they were): %s\n", len(keys), *rerun, strings.Join(keys, " "))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

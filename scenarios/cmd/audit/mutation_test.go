@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/windtunnel/windtunnel/scenarios/audit"
 	"github.com/windtunnel/windtunnel/scenarios/mutants"
@@ -90,4 +95,41 @@ func TestMutationRefusesBadFlags(t *testing.T) {
 		assert.Equal(t, 2, rc, "%s: %s", args, out)
 		assert.Contains(t, out, want, args)
 	}
+}
+
+// -rerun takes the gaps and the unrun mutants of an earlier report, never
+// its caught or argued ones, and refuses to write over that report.
+func TestRerunTakesTheEarlierGapsOnly(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "mutation.json")
+	rep := mutationReport{Results: []mutationResult{
+		{Key: "aaaaaaaaaaaa", Package: "impl/x", Caught: true},
+		{Key: "bbbbbbbbbbbb", Package: "impl/x"},
+		{Key: "cccccccccccc", Package: "impl/y", Equivalent: "the guard is unreachable"},
+		{Key: "dddddddddddd", Package: "impl/z", Error: "build failed"},
+	}}
+	data, err := json.Marshal(rep)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(report, data, 0o644))
+
+	set, err := readRerun(report)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"bbbbbbbbbbbb": true, "dddddddddddd": true}, set.keys)
+	assert.Equal(t, "impl/x,impl/z", rerunTargets(set))
+
+	missing := maps.Clone(set.keys)
+	kept := keepRerun([]mechanical.Mutant{mech("aaaaaaaaaaaa", mechanical.OpDelete, "oc"), mech("bbbbbbbbbbbb", mechanical.OpDelete, "oc")}, set, missing)
+	require.Len(t, kept, 1)
+	assert.Equal(t, "bbbbbbbbbbbb", kept[0].Key)
+	assert.Equal(t, map[string]bool{"dddddddddddd": true}, missing, "a key no longer generated is reported, not dropped silently")
+
+	assert.ErrorContains(t, guardRerunOut(report, dir), "overwrite")
+	assert.NoError(t, guardRerunOut(report, filepath.Join(dir, "again")))
+
+	require.NoError(t, os.WriteFile(report, []byte(`{"results": []}`), 0o644))
+	_, err = readRerun(report)
+	assert.ErrorContains(t, err, "no result")
+	require.NoError(t, os.WriteFile(report, []byte("not json"), 0o644))
+	_, err = readRerun(report)
+	assert.ErrorContains(t, err, "not a mutation.json")
 }
