@@ -283,6 +283,9 @@ func (tl *lf1Tally) judge(list string, want *bool, why string) {
 			wrong("its canonical form %q is refused: %v", canon, gerr)
 		case !reflect.DeepEqual(g.Directives(), f.Directives()):
 			wrong("its canonical form %q reads as the directives %v, the list as %v", canon, g.Directives(), f.Directives())
+		case ref && !logfilter.IsPlain(canon):
+			// The form a plain list's filter prints must take the same path.
+			wrong("plain, but its canonical form %q is not", canon)
 		}
 	}
 	_, saErr := logfilter.NewSpanAware(rt.Real(), list)

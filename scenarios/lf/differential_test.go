@@ -2,6 +2,7 @@ package lf
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -90,6 +91,10 @@ func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {
 		tl.fixed++
 		tl.differential(list, "fixed")
 	}
+	for _, list := range repeatedTargetLists() {
+		tl.fixed++
+		tl.differential(list, "every target three times, the last one deciding")
+	}
 	seen := map[string]bool{}
 	rapid.Check(t, func(rq *rapid.T) {
 		list := logfiltertest.PlainList(func(label string, n int) int { return rapid.IntRange(0, n-1).Draw(rq, label) }, lf2Rules)
@@ -104,6 +109,26 @@ func TestLF2_TargetTableLogsWhatSpanAwareLogs(t *testing.T) {
 			rq.Fatalf("%s", tl.smp.Witness)
 		}
 	})
+}
+
+// repeatedTargetLists are plain lists that name every target of lf2Rules
+// three times, each time at another level, in rotating orders: the last
+// directive for a target decides, and a table of more than a dozen rules
+// is sorted by a sort that keeps no order among equal keys.
+func repeatedTargetLists() []string {
+	levels := []string{"trace", "debug", "info", "warn", "error", "off"}
+	var lists []string
+	for k := range 6 {
+		var segs []string
+		for rep := range 3 {
+			for i := range lf2Rules {
+				rule := lf2Rules[(i*(k+1)+rep)%len(lf2Rules)]
+				segs = append(segs, rule+"="+levels[(i+k+2*rep)%len(levels)])
+			}
+		}
+		lists = append(lists, strings.Join(segs, ","))
+	}
+	return lists
 }
 
 func (tl *lf2Tally) report(t *testing.T) {
