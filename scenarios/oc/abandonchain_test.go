@@ -11,7 +11,6 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
-	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -107,12 +106,7 @@ func (r chainRun) wrong() string {
 func flyAbandonChain(s *sim.Sim) (chainRun, error) {
 	var run chainRun
 	ctx := context.Background()
-	c := pods.DefaultChurn()
-	tables, err := c.Tables()
-	if err != nil {
-		return run, err
-	}
-	w, err := pods.NewWorld(s, pods.Config{Pods: 1, DB: simdb.Config{Latency: simdb.DefaultLatency}, Bus: simbus.Config{Faults: simbus.Reliable()}}, tables)
+	w, c, err := onePod(s)
 	if err != nil {
 		return run, err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/windtunnel/windtunnel/scenarios/claims"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
-	"github.com/windtunnel/windtunnel/sim/simbus"
 	"github.com/windtunnel/windtunnel/sim/simdb"
 	"github.com/windtunnel/windtunnel/sim/simtest"
 )
@@ -28,12 +27,7 @@ func TestOC8_SlowReadNeverDisplacesAFresherOne(t *testing.T) {
 		Fly: func(s *sim.Sim, _ claims.Bound) (claims.Sample, error) {
 			var smp claims.Sample
 			maxAge := claims.Get("OC-2", "open set max age").Duration()
-			c := pods.DefaultChurn()
-			tables, err := c.Tables()
-			if err != nil {
-				return smp, err
-			}
-			w, err := pods.NewWorld(s, pods.Config{Pods: 1, DB: simdb.Config{Latency: simdb.DefaultLatency}, Bus: simbus.Config{Faults: simbus.Reliable()}}, tables)
+			w, c, err := onePod(s)
 			if err != nil {
 				return smp, err
 			}
