@@ -59,6 +59,8 @@ type Faults struct {
 	Partitions []Window
 	// Reconnect adds random disconnections.
 	Reconnect Reconnect
+	// Slowdowns are fixed windows when the link is slow (see Slowdown).
+	Slowdowns []Slowdown
 }
 
 // Reliable returns the Faults of a perfect bus: no loss, no delay, no
@@ -97,6 +99,9 @@ func (f Faults) Validate() error {
 		if i > 0 && w.Start < ws[i-1].End {
 			return fmt.Errorf("simbus: partition windows %v and %v overlap", ws[i-1], w)
 		}
+	}
+	if err := validateSlowdowns(f.Slowdowns); err != nil {
+		return err
 	}
 	if rc := f.Reconnect; rc.on() {
 		switch {
@@ -142,6 +147,7 @@ func (f Faults) String() string {
 	} else {
 		b.WriteString(" reconnect=off")
 	}
+	b.WriteString(slowdownsString(f.Slowdowns))
 	return b.String()
 }
 

@@ -122,6 +122,12 @@ func (sub *Subscriber[M]) offer(seq uint64, from string, m M, now time.Time) {
 	sent := elapsed(now)
 	d := sub.delay(r, seq, false)
 	at := sent + int64(d)
+	if extra := f.slowdownAt(time.Duration(sent)); extra > 0 && s.Keep(sim.KeepFault) {
+		at += int64(extra)
+		if s.Recording() {
+			s.Injected("simbus %s: #%d slowed %v (slow link)", sub.name, seq, extra)
+		}
+	}
 	held := f.ReorderProb > 0 && r.Float64() < f.ReorderProb
 	if held {
 		hold := uniform(r, f.ReorderMin, f.ReorderMax)

@@ -24,7 +24,6 @@ const simChurnStart = 10 * time.Minute
 type simFlight struct {
 	Calm, Churn distributions
 	Faults      map[string]int // fault kinds applied in the simulated churn
-	Skipped     map[string]int // kinds the simulator does not apply (see simulate)
 }
 
 // errSimFault is a simulated connection reset in the middle of a read.
@@ -38,8 +37,7 @@ var errSimFault = errors.New("flight sim: connection reset by peer")
 // and fault schedule (the same draws from the same seed). Database
 // latency, a reset mid-read and a starved pool are applied to the pod's
 // statements through simdb's Hook, a cut bus as a partition of the pod's
-// subscription; delayed delivery has no windowed form in simbus and is
-// counted as skipped. The OC-2, 10 s and MS-3 phases are directed races
+// subscription and delayed delivery as a slowdown of it. The OC-2, 10 s and MS-3 phases are directed races
 // the tunnel has its own worlds for; they are not flown here.
 func simulate(o Options) (simFlight, error) {
 	if o.Relays < 2 || o.Relays > 8 {
@@ -52,7 +50,7 @@ func simulate(o Options) (simFlight, error) {
 		return simFlight{}, fmt.Errorf("flight sim: -churn must be 0 to 10m, got %v", o.Churn)
 	}
 	p := planSim(o)
-	out := simFlight{Faults: map[string]int{}, Skipped: map[string]int{}}
+	out := simFlight{Faults: map[string]int{}}
 	var d distributions
 	observe := func(t simdb.Timing) {
 		if t.Name == simdb.AcquireStatement {
@@ -72,9 +70,12 @@ func simulate(o Options) (simFlight, error) {
 	}
 	podFaults := make([]simbus.Faults, o.Relays)
 	for _, f := range p.faults {
-		if f.Kind == "bus-cut" {
-			w := simbus.Window{Start: simChurnStart + f.At, End: simChurnStart + f.At + f.For}
+		w := simbus.Window{Start: simChurnStart + f.At, End: simChurnStart + f.At + f.For}
+		switch f.Kind {
+		case "bus-cut":
 			podFaults[f.Relay].Partitions = append(podFaults[f.Relay].Partitions, w)
+		case "bus-delay": // Toxiproxy's latency toxic on the relay's Redis link
+			podFaults[f.Relay].Slowdowns = append(podFaults[f.Relay].Slowdowns, simbus.Slowdown{Window: w, Extra: time.Duration(f.Latency) * time.Millisecond})
 		}
 	}
 	active := make([]*fault, o.Relays)
@@ -136,7 +137,7 @@ func simulate(o Options) (simFlight, error) {
 		}
 		if o.Churn > 0 {
 			_ = s.Sleep(ctx, simChurnStart-s.Elapsed())
-			p.churn(s, w, o.Churn, active, out.Faults, out.Skipped)
+			p.churn(s, w, o.Churn, active, out.Faults)
 		}
 		out.Churn = d
 	})

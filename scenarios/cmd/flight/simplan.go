@@ -73,7 +73,7 @@ func planSim(o Options) *simPlan {
 
 // churn flies the flight's churn in the simulator for length: the readers,
 // the writer and the fault schedule, as env.churn does on the real servers.
-func (p *simPlan) churn(s *sim.Sim, w *pods.World, length time.Duration, active []*fault, applied, skipped map[string]int) {
+func (p *simPlan) churn(s *sim.Sim, w *pods.World, length time.Duration, active []*fault, applied map[string]int) {
 	ctx := context.Background()
 	end := s.Elapsed() + length
 	cw := p.cw
@@ -105,12 +105,8 @@ func (p *simPlan) churn(s *sim.Sim, w *pods.World, length time.Duration, active 
 	}
 	start := s.Elapsed()
 	for _, f := range p.faults {
-		if f.Kind == "bus-delay" {
-			skipped[f.Kind]++
-			continue
-		}
 		applied[f.Kind]++
-		if f.Kind == "bus-cut" { // a partition window of the pod's subscription, set at NewWorld
+		if f.Kind == "bus-cut" || f.Kind == "bus-delay" { // a partition or a slowdown of the pod's subscription, set at NewWorld
 			continue
 		}
 		wg.Add(1)

@@ -40,7 +40,7 @@ func comparison(w io.Writer, real *Result, sf simFlight) {
 	} {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", row[0], row[1], row[2])
 	}
-	fmt.Fprintf(w, "simulated churn faults applied: %s; not applied (no windowed form in simbus): %s\n", countsOr(sf.Faults), countsOr(sf.Skipped))
+	fmt.Fprintf(w, "simulated churn faults applied: %s\n", countsOr(sf.Faults))
 }
 
 func countsOr(m map[string]int) string {
