@@ -154,9 +154,9 @@ type WriteSection struct {
 	// Held is the span of the clock readings the code took within this
 	// hold, as handed out by the world's runtime: the hold as that code
 	// could measure it (0 when it read the clock less than twice).
-	Held time.Duration
-	Before, After      *Layout
-	OldAfter           *Layout
+	Held          time.Duration
+	Before, After *Layout
+	OldAfter      *Layout
 }
 
 // Layout is the collector's buffered map as an inspection saw it: every key's

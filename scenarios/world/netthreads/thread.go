@@ -377,7 +377,9 @@ func (th *Thread) foreignHandle(i int) {
 	o.Ref.Close(r)
 	th.checkConn(i, "another thread's handler used it", true)
 	for _, x := range []*Thread{th, o} {
-		x.H.Do(func(cop *inactivitycop.Cop, _ time.Time) { x.checkQueue(cop, "after another thread's handler used a connection") })
+		x.H.Do(func(cop *inactivitycop.Cop, _ time.Time) {
+			x.checkQueue(cop, "after another thread's handler used a connection")
+		})
 	}
 }
 
@@ -393,7 +395,9 @@ func (th *Thread) staleHandle(i int) {
 	th.sync(t0, "activity on a closed connection")
 	th.Ref.NetActivity(th.refs[i], th.w.at(t0))
 	th.checkConn(i, "activity on a closed connection", true)
-	th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) { th.checkQueue(cop, "after a closed connection's handle was used") })
+	th.H.Do(func(cop *inactivitycop.Cop, _ time.Time) {
+		th.checkQueue(cop, "after a closed connection's handle was used")
+	})
 }
 
 func (th *Thread) sameErr(op string, i int, err, rerr error) {
