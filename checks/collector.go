@@ -503,6 +503,32 @@ func checkDrained(r *CollectorReport, op CollectorOp, want []model.Point, width 
 	if !slices.Equal(op.Out.Points, want) {
 		r.add("DR-1", "%s: the drained points differ from the plain partition at its first swap: %s", op, firstPointDiff(want, op.Out.Points))
 	}
+	// The points alone hide how they were grouped: an empty or repeated
+	// group changes what a caller iterating the groups sees.
+	if wantG := groupKeys(want); !slices.Equal(op.Groups, wantG) {
+		r.add("DR-1", "%s: returned %d groups %s; the plain partition has points under %d keys %s",
+			op, len(op.Groups), quoteKeys(op.Groups), len(wantG), quoteKeys(wantG))
+	}
+}
+
+// groupKeys is the key of each run of points with one key, in order.
+func groupKeys(pts []model.Point) []string {
+	var keys []string
+	for i, p := range pts {
+		if i == 0 || pts[i-1].Key != p.Key {
+			keys = append(keys, p.Key)
+		}
+	}
+	return keys
+}
+
+// quoteKeys shows up to eight keys, enough to see where two lists part.
+func quoteKeys(keys []string) string {
+	const shown = 8
+	if len(keys) <= shown {
+		return fmt.Sprintf("%q", keys)
+	}
+	return fmt.Sprintf("%q and %d more", keys[:shown], len(keys)-shown)
 }
 
 // checkStats compares a drain's own account with the replayed layout. It

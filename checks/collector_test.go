@@ -103,10 +103,20 @@ func drainHistory(put *Layout) *CollectorHistory {
 		WriteSection{Acquired: 101, Released: 102, Before: layout(1, chunkA, chunkB), After: layout(2), OldAfter: layout(1, chunkA, chunkB)},
 		WriteSection{Acquired: 104, Released: 105, Before: layout(2), After: put})
 	op := CollectorOp{Task: "drainer", Kind: CollectorDrain, In: model.CollectorInput{Op: model.OpDrain, Cutoff: 2},
-		Out:   model.CollectorOutput{Points: []model.Point{{Key: "k", TS: 0, Value: 1}, {Key: "k", TS: 1, Value: 2}}},
-		Stats: DrainCounts{Buffered: 8, Drained: 2, Kept: 6, Keys: 1, ChunksMoved: 1, ChunksSplit: 1, PointsCopied: 4, WriteLocks: 2},
-		Call:  100, Return: 106, WritesAtCall: 8, Writes: 10}
+		Out:    model.CollectorOutput{Points: []model.Point{{Key: "k", TS: 0, Value: 1}, {Key: "k", TS: 1, Value: 2}}},
+		Groups: []string{"k"},
+		Stats:  DrainCounts{Buffered: 8, Drained: 2, Kept: 6, Keys: 1, ChunksMoved: 1, ChunksSplit: 1, PointsCopied: 4, WriteLocks: 2},
+		Call:   100, Return: 106, WritesAtCall: 8, Writes: 10}
 	return &CollectorHistory{Initial: initial, Ops: []CollectorOp{op}, Writes: ws}
+}
+
+func TestCheckCollectorSeesAnEmptyGroup(t *testing.T) {
+	h := drainHistory(layout(3, keptOfA, chunkB))
+	require.NoError(t, CheckCollector(h, testLims).Err(), "the history as recorded")
+	h.Ops[0].Groups = []string{"j", "k"} // a key without drained points returned as a group
+	err := CheckCollector(h, testLims).Err()
+	require.ErrorContains(t, err, "DR-1")
+	require.ErrorContains(t, err, `returned 2 groups ["j" "k"]`)
 }
 
 func TestCheckChunksSeesWhatADrainCopiedUnderTheLock(t *testing.T) {

@@ -326,8 +326,18 @@ func (w *World) Drain(ctx context.Context, task string, cutoff int64) Op {
 	op := Op{Task: task, Kind: KindDrain, In: model.CollectorInput{Op: model.OpDrain, Cutoff: cutoff}}
 	begin := w.call(&op)
 	bs, st, err := w.C.DrainPoints(ctx, at(cutoff))
-	op.Out.Points, op.Stats, op.Err = ToModel(bs), counts(st), err
+	op.Out.Points, op.Groups, op.Stats, op.Err = ToModel(bs), batchKeys(bs), counts(st), err
 	return w.ret(op, begin)
+}
+
+// batchKeys is the key of each batch, in the order the collector returned
+// them.
+func batchKeys(bs []collector.Batch) []string {
+	var keys []string
+	for _, b := range bs {
+		keys = append(keys, b.Key)
+	}
+	return keys
 }
 
 // DrainBuckets drains with Drain and records the buckets.
