@@ -594,6 +594,9 @@ func checkRead(r *CollectorReport, op CollectorOp, state []model.Point, lay *chu
 	default:
 		r.add("DR-7", "%s: not the model's answer at its position in the lock order%s: %s", op, map[bool]string{true: " (inside a split, nor the live map's)"}[inSplit], firstPointDiff(want, got))
 	}
+	if g := groupKeys(got); op.Kind == CollectorSnapshot && !slices.Equal(op.Groups, g) {
+		r.add("DR-7", "%s: returned %d groups %s for points under %d keys %s", op, len(op.Groups), quoteKeys(op.Groups), len(g), quoteKeys(g))
+	}
 }
 
 func sameSet(a, b []model.Point) bool {

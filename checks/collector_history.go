@@ -57,8 +57,9 @@ type CollectorOp struct {
 	// Out is the output: drained points (grouped by key, recorded order per
 	// key), the pruned count, or the queried points.
 	Out model.CollectorOutput
-	// Groups is the key of each group a DrainPoints returned, in order: a
-	// group per key that has drained points, none for a key without.
+	// Groups is the key of each group a DrainPoints or Snapshot returned,
+	// in order: a group per key that has points in it, none for a key
+	// without.
 	Groups []string
 	// Aggregated marks a drain into flush buckets: Buckets is its output
 	// and Out.Points is empty.

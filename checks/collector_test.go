@@ -213,3 +213,15 @@ func TestCollectorOrderRejectsALockLogItCannotMatch(t *testing.T) {
 	_, err = CollectorOrder(h)
 	assert.Error(t, err, "a third acquisition by the drain")
 }
+
+func TestCheckCollectorHoldsASnapshotsGroups(t *testing.T) {
+	initial, ws := preloadedHistory()
+	snap := CollectorOp{Task: "reader", Kind: CollectorSnapshot, Snapshot: initial, Groups: []string{"k"},
+		Call: 100, Return: 101, WritesAtCall: 8, Writes: 8}
+	h := &CollectorHistory{Initial: initial, Ops: []CollectorOp{snap}, Writes: ws}
+	require.NoError(t, CheckCollector(h, testLims).Err(), "the history as recorded")
+	h.Ops[0].Groups = []string{"k", "k"} // one key's points split over two groups
+	err := CheckCollector(h, testLims).Err()
+	require.ErrorContains(t, err, "DR-7")
+	require.ErrorContains(t, err, `returned 2 groups ["k" "k"] for points under 1 keys ["k"]`)
+}

@@ -446,7 +446,8 @@ func (w *World) query(task, key string, from, to int64, hook int) Op {
 func (w *World) Snapshot(task string) Op {
 	op := Op{Task: task, Kind: KindSnapshot}
 	begin := w.call(&op)
-	op.Snapshot = ToModel(w.C.Snapshot())
+	bs := w.C.Snapshot()
+	op.Snapshot, op.Groups = ToModel(bs), batchKeys(bs)
 	return w.ret(op, begin)
 }
 
