@@ -47,6 +47,10 @@ type Fault struct {
 	// would make the check report a failure of the edit, not of the code.
 	// It applies to Err and to a Fixed latency.
 	Required bool
+	// Breaks, with Err, says the error broke the statement's connection (a
+	// reset, a killed backend): the pool closes it at its Release, and its
+	// next checkout opens it again (Connections), as pgxpool does.
+	Breaks bool
 	// AfterSnapshot, if set, runs right after a read's snapshot is taken,
 	// after its lag (or a write has committed), before the statement's latency: the
 	// first moment the world may act on the snapshot, at the same virtual
@@ -92,6 +96,9 @@ type Config struct {
 	// AfterSnapshot runs first, at the same instant (it may cancel the
 	// caller's context).
 	AcquireHook Hook
+	// Connections makes a checkout open or ping its connection first, as
+	// pgxpool's does (the zero value: never).
+	Connections Connections
 	// Observe, if set, is told each checkout's and each statement's
 	// timing as it ends, without changing any draw. It must not block.
 	Observe func(Timing)
@@ -128,6 +135,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("simdb: MaxCommits must not be negative, got %d", c.MaxCommits)
 	}
 	if err := c.Latency.Validate(); err != nil {
+		return err
+	}
+	if err := c.Connections.validate(); err != nil {
 		return err
 	}
 	if err := validProb("ReadErrorProb", c.ReadErrorProb); err != nil {
@@ -186,6 +196,12 @@ func (c Config) hooks() string {
 	}
 	if c.AcquireHook != nil {
 		s += " acquire_hook=on"
+	}
+	if c.Connections.Lazy {
+		s += " conns=lazy"
+	}
+	if c.Connections.IdlePing > 0 {
+		s += fmt.Sprintf(" idle_ping=%v", c.Connections.IdlePing)
 	}
 	return s
 }

@@ -39,7 +39,8 @@ type DB[S any] struct {
 	commitEv   record.EventID
 
 	pools  []pool
-	nextID uint64 // checkout handles, for traces
+	conns  []connState // by connection number - 1
+	nextID uint64      // checkout handles, for traces
 }
 
 // New returns a database with the initial state initial (true from the start
@@ -55,6 +56,10 @@ func New[S any](s *sim.Sim, cfg Config, initial S) (*DB[S], error) {
 	cfg = cfg.withDefaults()
 	db := &DB[S]{s: s, cfg: cfg, state: initial, m: newMetrics(cfg.Statements)}
 	db.pools = make([]pool, cfg.Pools)
+	db.conns = make([]connState, cfg.Pools*cfg.PoolSize)
+	for i := range db.conns {
+		db.conns[i] = connState{open: !cfg.Connections.Lazy, idleSince: s.Now()}
+	}
 	for p := range db.pools {
 		db.pools[p].free = make([]int, cfg.PoolSize)
 		for i := range cfg.PoolSize {
@@ -96,7 +101,7 @@ func (db *DB[S]) Write(ctx context.Context, what string, f func(*S)) (time.Time,
 		return time.Time{}, err
 	}
 	start := s.Now()
-	_, lat, after, errInjected := db.draw(Statement{Name: what, Write: true, At: start}, SourceWrite, db.cfg.WriteErrorProb)
+	_, lat, after, _, errInjected := db.draw(Statement{Name: what, Write: true, At: start}, SourceWrite, db.cfg.WriteErrorProb)
 	if err := s.Sleep(ctx, lat); err != nil {
 		db.m.writesFailed.Inc()
 		s.Tracef("simdb write %q canceled after %v: %v", what, s.Now().Sub(start), err)
@@ -203,7 +208,7 @@ func (db *DB[S]) RowsOf(name string) int64 {
 // so that the rest of an edited run's choices stay where they were. A
 // latency the Hook fixes fixes the statement's whole timing: its snapshot
 // at its issue instant (no lag), then that latency.
-func (db *DB[S]) draw(st Statement, source string, errProb float64) (lag, lat time.Duration, after func(), err error) {
+func (db *DB[S]) draw(st Statement, source string, errProb float64) (lag, lat time.Duration, after func(), breaks bool, err error) {
 	s := db.s
 	// The statement's draws and faults are its operation's, not the
 	// workload's (protocol.Inside): a shrinker that drops the operation moves
@@ -229,6 +234,7 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (lag, lat ti
 		if f.Err != nil {
 			err, hookErr = f.Err, true
 			source = SourceHook
+			breaks = f.Breaks
 		}
 		after = f.AfterSnapshot
 	}
@@ -251,14 +257,14 @@ func (db *DB[S]) draw(st Statement, source string, errProb float64) (lag, lat ti
 	}
 	if err != nil {
 		if !(required && hookErr) && !s.Keep(sim.KeepFault) {
-			return lag, lat, after, nil
+			return lag, lat, after, false, nil
 		}
 		db.m.injected.With(source).Inc()
 		if s.Recording() {
 			s.Injected("%s: fails (%s): %v", describe(st), source, err)
 		}
 	}
-	return lag, lat, after, err
+	return lag, lat, after, breaks, err
 }
 
 // describe names a statement for the record.

@@ -7,7 +7,10 @@
 //   - Acquire checks out one of PoolSize connections (AcquireFrom: of one
 //     of Pools separate pools, as relays each hold their own). It waits in
 //     FIFO order while all are busy and gives up when its context ends; a queued
-//     caller's CheckedOutAt is the instant another caller released.
+//     caller's CheckedOutAt is the instant another caller released. With
+//     Config.Connections a checkout first opens a connection not yet open
+//     (or broken by a Fault that Breaks it) and pings one idle too long,
+//     as pgxpool does; each is a round trip a Hook can slow or fail.
 //   - Query runs a named statement on a connection. It reads one snapshot
 //     a drawn lag after it is issued (the server starts it), then takes a
 //     latency drawn from a distribution with a healthy tail and a slow tail

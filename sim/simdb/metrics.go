@@ -28,6 +28,9 @@ type metrics struct {
 	waitMaxNs       stats.Gauge
 	acquireCanceled stats.Counter // Acquire calls whose ctx ended while queued
 	queueFull       stats.Counter
+	connects        stats.Counter // connections opened or tried (Connections)
+	connectErrors   stats.Counter
+	pings           stats.Counter // idle connections pinged before a checkout
 	inUse           stats.Gauge
 	inUseMax        stats.Gauge
 	commits         stats.Counter
@@ -51,6 +54,9 @@ func newMetrics(statements []string) *metrics {
 	m.reg.Gauge("simdb_checkout_wait_max_ns", "Longest time one checkout spent queued, in nanoseconds.", &m.waitMaxNs)
 	m.reg.Counter("simdb_acquire_canceled_total", "Acquire calls whose context ended while they queued.", &m.acquireCanceled)
 	m.reg.Counter("simdb_pool_queue_full_total", "Acquire calls refused because MaxWaiters callers already queued.", &m.queueFull)
+	m.reg.Counter("simdb_connects_total", "Connections a checkout opened or tried to open (Config.Connections).", &m.connects)
+	m.reg.Counter("simdb_connect_errors_total", "Openings of a connection that failed.", &m.connectErrors)
+	m.reg.Counter("simdb_idle_pings_total", "Idle connections pinged before a checkout (Config.Connections).", &m.pings)
 	m.reg.Gauge("simdb_conns_in_use", "Connections checked out now.", &m.inUse)
 	m.reg.Gauge("simdb_conns_in_use_max", "Most connections checked out at once.", &m.inUseMax)
 	m.reg.Counter("simdb_commits_total", "Writes committed (entries of the commit log).", &m.commits)
@@ -71,6 +77,9 @@ type Stats struct {
 	WaitMax         time.Duration
 	AcquireCanceled int64
 	QueueFull       int64
+	Connects        int64 // openings tried (Config.Connections)
+	ConnectErrors   int64
+	Pings           int64 // idle connections pinged
 	InUse, InUseMax int64
 	Commits         int64
 	WritesFailed    int64
@@ -86,6 +95,9 @@ func (m *metrics) snapshot() Stats {
 		WaitMax:         time.Duration(m.waitMaxNs.Value()),
 		AcquireCanceled: m.acquireCanceled.Value(),
 		QueueFull:       m.queueFull.Value(),
+		Connects:        m.connects.Value(),
+		ConnectErrors:   m.connectErrors.Value(),
+		Pings:           m.pings.Value(),
 		InUse:           m.inUse.Value(),
 		InUseMax:        m.inUseMax.Value(),
 		Commits:         m.commits.Value(),

@@ -2,6 +2,7 @@ package simdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -21,6 +22,7 @@ type Conn[S any] struct {
 	checkedOutAt time.Time
 	released     bool
 	busy         bool // a statement is running on it
+	broken       bool // a statement's error broke it (Fault.Breaks): closed at Release
 }
 
 // waiter is an Acquire call queued for a connection. Release hands its
@@ -70,7 +72,11 @@ func (db *DB[S]) AcquireFrom(ctx context.Context, p int) (*Conn[S], error) {
 	if len(pl.free) > 0 && len(pl.waiters) == 0 {
 		id := pl.free[0]
 		pl.free = pl.free[1:]
-		return db.checkout(p, id, s.Now(), s.Now()), nil
+		since := s.Now()
+		if _, err := db.ready(ctx, id); err != nil {
+			return nil, db.unready(p, id, err)
+		}
+		return db.checkout(p, id, since, s.Now()), nil
 	}
 	if len(pl.waiters) >= db.cfg.MaxWaiters {
 		db.m.queueFull.Inc()
@@ -80,7 +86,13 @@ func (db *DB[S]) AcquireFrom(ctx context.Context, p int) (*Conn[S], error) {
 	pl.waiters = append(pl.waiters, w)
 	err := w.ev.Wait(ctx)
 	if err == nil {
-		return db.checkout(p, w.conn, w.since, w.at), nil
+		at := w.at
+		if tripped, err := db.ready(ctx, w.conn); err != nil {
+			return nil, db.unready(p, w.conn, err)
+		} else if tripped {
+			at = s.Now()
+		}
+		return db.checkout(p, w.conn, w.since, at), nil
 	}
 	// The context ended. The connection may have been granted just before
 	// (Release's Set yields before it wakes us): pass it on, as the caller
@@ -93,6 +105,16 @@ func (db *DB[S]) AcquireFrom(ctx context.Context, p int) (*Conn[S], error) {
 	}
 	s.Tracef("simdb acquire gave up after %v queued: %v", s.Now().Sub(w.since), err)
 	return nil, fmt.Errorf("simdb: acquire: %w", err)
+}
+
+// unready returns connection id, which could not be made ready, to pool p
+// and fails the Acquire with err.
+func (db *DB[S]) unready(p, id int, err error) error {
+	db.putBack(p, id)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		db.m.acquireCanceled.Inc()
+	}
+	return fmt.Errorf("simdb: acquire: %w", err)
 }
 
 // AcquireStatement is the name an AcquireHook sees for a checkout.
@@ -193,5 +215,9 @@ func (c *Conn[S]) Release() {
 	}
 	c.released = true
 	db.m.inUse.Add(-1)
+	db.conns[c.id-1].idleSince = db.s.Now()
+	if c.broken {
+		db.conns[c.id-1].open = false
+	}
 	db.putBack(c.pool, c.id)
 }

@@ -55,7 +55,7 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	}
 	db.m.statements.With(name).Inc()
 	start := s.Now()
-	lag, lat, after, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
+	lag, lat, after, breaks, errInjected := db.draw(Statement{Name: name, Conn: c.id, At: start}, SourceRead, db.cfg.ReadErrorProb)
 	if lag > 0 {
 		if err := s.Sleep(ctx, lag); err != nil {
 			return zero, db.canceled(c, name, start, err)
@@ -78,6 +78,7 @@ func Query[S, R any](ctx context.Context, c *Conn[S], name string, rows func(R) 
 	}
 	db.observe(Timing{Name: name, Pool: c.pool, Issued: start, Snapshot: snap, Done: s.Now(), Err: errInjected != nil})
 	if errInjected != nil {
+		c.broken = c.broken || breaks
 		s.Tracef("simdb %s on conn %d failed after %v: %v", name, c.id, lat, errInjected)
 		if s.Recording() {
 			protocol.Interval(s, start, connName(c.id), "%s failed: %v", name, errInjected)

@@ -39,7 +39,7 @@ type Response struct {
 // durations (ns, each at most MaxSamples, the latest kept) and its
 // subscriber's counters.
 type Stats struct {
-	AcquireWaits  []int64 `json:"acquire_waits"`
+	AcquireWaits  []int64 `json:"acquire_waits"` // checkouts only
 	Statements    []int64 `json:"statements"`
 	MemberReads   []int64 `json:"member_reads"`  // member half: Acquire start to statement return
 	Subscriptions int64   `json:"subscriptions"` // confirmed by Redis: 1 + reconnects
@@ -47,4 +47,7 @@ type Stats struct {
 	Received      int64   `json:"received"`      // invalidations received
 	ReceiveErrors int64   `json:"receive_errors"`
 	StatementErrs int64   `json:"statement_errors"`
+	AcquireErrs   int64   `json:"acquire_errors"` // Acquire calls that failed (not in AcquireWaits)
+	Connects      int64   `json:"connects"`       // connections the relay's pool opened
+	Pings         int64   `json:"pings"`          // idle connections pinged before a checkout
 }

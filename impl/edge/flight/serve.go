@@ -72,13 +72,14 @@ func Serve(ctx context.Context, cfg RelayConfig, in io.Reader, out io.Writer) er
 		return err
 	}
 	defer sub.Close()
-	s := &server{wiring: wiring, pool: pool, sub: sub, out: bufio.NewWriter(out)}
+	s := &server{wiring: wiring, pool: pool, store: store, sub: sub, out: bufio.NewWriter(out)}
 	return s.loop(ctx, in)
 }
 
 type server struct {
 	wiring *authzrelay.Relay
 	pool   *timedPool
+	store  *pgstore.Store
 	sub    *redisbus.Subscriber
 
 	mu  sync.Mutex
@@ -154,11 +155,15 @@ func (s *server) handle(ctx context.Context, req Request) Response {
 		resp.OK = true
 	case OpStats:
 		m := s.sub.Metrics().Snapshot()
+		pm := s.store.Metrics().Snapshot()
 		resp.Stats = &Stats{
+			Connects:      pm[pgstore.MetricConnects],
+			Pings:         pm[pgstore.MetricIdlePings],
 			AcquireWaits:  s.pool.waits.snapshot(),
 			Statements:    s.pool.stmts.snapshot(),
 			MemberReads:   s.pool.memberReads.snapshot(),
 			StatementErrs: s.pool.stmtErrs.get(),
+			AcquireErrs:   s.pool.acquireErrs.get(),
 			Subscriptions: m[redisbus.MetricSubscriptions],
 			Subscribed:    m[redisbus.MetricSubscribed],
 			Received:      m[redisbus.MetricReceived],

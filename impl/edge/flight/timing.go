@@ -48,6 +48,7 @@ type timedPool struct {
 	// entry's insertion, after the read).
 	memberReads samples
 	stmtErrs    errCount
+	acquireErrs errCount
 }
 
 type errCount struct {
@@ -65,10 +66,13 @@ func (e *errCount) get() int64 {
 func (p *timedPool) Acquire(ctx context.Context) (authz.Conn, error) {
 	start := time.Now()
 	c, err := p.Pool.Acquire(ctx)
-	p.waits.add(time.Since(start))
 	if err != nil {
+		// Counted apart: a wait cut short by its caller's context is not
+		// a checkout, and the simulated pool observes checkouts only.
+		p.acquireErrs.inc()
 		return nil, err
 	}
+	p.waits.add(time.Since(start))
 	return &timedConn{Conn: c, p: p, acquired: start}, nil
 }
 

@@ -45,7 +45,11 @@ func poolConfig(connString string, cfg Config, m *metrics) (*pgxpool.Config, err
 	pc.MaxConnIdleTime = cfg.MaxIdle
 	idlePing := cfg.IdlePing
 	pc.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
-		return idlePing >= 0 && p.IdleDuration > idlePing
+		ping := idlePing >= 0 && p.IdleDuration > idlePing
+		if ping {
+			m.pings.Inc()
+		}
+		return ping
 	}
 	// Every connection pgxpool closes passes here: broken or busy at
 	// release, idle or old too long, failed its ping, or the pool closed.

@@ -176,6 +176,7 @@ func TestKilledConnectionIsReplaced(t *testing.T) {
 		assert.NoError(t, err, "the dead idle connection must be replaced at checkout")
 		c.Release()
 		assert.Equal(t, int64(1), s.Metrics().Snapshot()[pgstore.MetricDiscards])
+		assert.Positive(t, s.Metrics().Snapshot()[pgstore.MetricIdlePings], "every checkout of an idle connection pings it")
 	})
 	t.Run("not pinged", func(t *testing.T) {
 		s, app := openNamed(t, f, pgstore.Config{MaxConns: 1, IdlePing: -1})
@@ -188,6 +189,7 @@ func TestKilledConnectionIsReplaced(t *testing.T) {
 		_, err = c.ListedOpenChannels(ctx, k)
 		assert.NoError(t, err, "and the pool replaces it after that")
 		c.Release()
+		assert.Zero(t, s.Metrics().Snapshot()[pgstore.MetricIdlePings])
 	})
 }
 

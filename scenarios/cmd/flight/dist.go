@@ -25,6 +25,13 @@ type distributions struct {
 	ToStart, FromStart       []int64 // driver send → statement_timestamp(), and it → reply
 	StatementErrs            int64
 	Resubscriptions          int64
+	// Connects and Pings are what the pools spent on their connections
+	// before handing them over: openings, and pings of idle ones.
+	Connects, Pings int64
+	// AcquireErrs is the Acquire calls that failed (their caller's context
+	// ended first, or the connection could not be opened): not checkouts,
+	// so not in AcquireWaits.
+	AcquireErrs int64
 }
 
 // fill is the longest member-half read of any relay, from the start of
@@ -51,6 +58,9 @@ func (e *env) distributions(ctx context.Context) (distributions, error) {
 		d.MemberReads = append(d.MemberReads, st.MemberReads...)
 		d.StatementErrs += st.StatementErrs
 		d.Resubscriptions += st.Subscriptions - 1
+		d.Connects += st.Connects
+		d.Pings += st.Pings
+		d.AcquireErrs += st.AcquireErrs
 	}
 	e.adminMu.Lock()
 	defer e.adminMu.Unlock()
@@ -136,6 +146,9 @@ func since(before, after []flight.Stats) distributions {
 		d.AcquireWaits = append(d.AcquireWaits, tail(before[i].AcquireWaits, after[i].AcquireWaits)...)
 		d.Statements = append(d.Statements, tail(before[i].Statements, after[i].Statements)...)
 		d.StatementErrs += after[i].StatementErrs - before[i].StatementErrs
+		d.Connects += after[i].Connects - before[i].Connects
+		d.Pings += after[i].Pings - before[i].Pings
+		d.AcquireErrs += after[i].AcquireErrs - before[i].AcquireErrs
 	}
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/windtunnel/windtunnel/impl/edge/flight"
+	"github.com/windtunnel/windtunnel/impl/edge/pgstore"
 	"github.com/windtunnel/windtunnel/scenarios/world/pods"
 	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/simbus"
@@ -31,7 +32,8 @@ var errSimFault = errors.New("flight sim: connection reset by peer")
 
 // simulate flies the flight's workload shape in the simulator, on the
 // production wiring of o.Relays pods (scenarios/world/pods), each with its
-// own pool of simdb's default size, as each relay holds pgstore's: the
+// own pool of simdb's default size, as each relay holds pgstore's, opened
+// and pinged as pgxpool does (simdb.Connections): the
 // calm phase (calibrationReads cold reads of each cache per relay, one at
 // a time), then the churn with the flight's seeded world, traffic, writes
 // and fault schedule (the same draws from the same seed). Database
@@ -79,11 +81,12 @@ func simulate(o Options) (simFlight, error) {
 		}
 	}
 	active := make([]*fault, o.Relays)
-	// reset holds, per reset fault, the connections it has broken: a
-	// reset_peer toxic breaks each pooled connection once, on the
-	// statement in flight over it, and the pool's new connections are
-	// whole (the flight's real resets fail a few statements, not every
-	// one in the window).
+	// reset holds, per reset fault, the connections it has broken. A
+	// reset_peer toxic resets a connection on the first data through it
+	// in its window: a pooled connection's statement or ping fails once
+	// and breaks it (the pool then opens it again), and every opening
+	// fails until the toxic is removed (the real flight's failed Acquire
+	// calls, "connection reset by peer" while connecting).
 	reset := map[*fault]map[int]bool{}
 	jitter := rand.New(rand.NewPCG(o.Seed, 2))
 	hook := func(st simdb.Statement) simdb.Fault {
@@ -109,16 +112,19 @@ func simulate(o Options) (simFlight, error) {
 			if reset[f] == nil {
 				reset[f] = map[int]bool{}
 			}
-			if reset[f][st.Conn] {
+			if reset[f][st.Conn] && st.Name != simdb.ConnectStatement {
 				return simdb.Fault{Latency: base, Fixed: true, Required: true}
 			}
 			reset[f][st.Conn] = true
-			return simdb.Fault{Err: errSimFault, Latency: time.Duration(f.Latency) * ms, Fixed: true, Required: true}
+			return simdb.Fault{Err: errSimFault, Breaks: true, Latency: time.Duration(f.Latency) * ms, Fixed: true, Required: true}
 		}
 		return simdb.Fault{}
 	}
 	res := sim.Run(sim.Config{Seed: o.Seed}, func(s *sim.Sim) {
-		cfg := pods.Config{Pods: o.Relays, DB: simdb.Config{Latency: simdb.DefaultLatency, Hook: hook, Observe: observe},
+		// Each relay's pgxpool opens its connections as they are first
+		// needed and pings one idle for longer than pgstore's IdlePing.
+		conns := simdb.Connections{Lazy: true, IdlePing: pgstore.DefaultIdlePing}
+		cfg := pods.Config{Pods: o.Relays, DB: simdb.Config{Latency: simdb.DefaultLatency, Hook: hook, Observe: observe, Connections: conns},
 			PodFaults: podFaults}
 		w, err := pods.NewWorld(s, cfg, p.tables)
 		if err != nil {
@@ -131,6 +137,8 @@ func simulate(o Options) (simFlight, error) {
 				_, _ = w.IsMember(ctx, w.Pods[i], 0, p.calmK, p.user(), p.calmCh)
 			}
 		}
+		calm := w.DB.Stats()
+		d.Connects, d.Pings, d.AcquireErrs = opens(calm), calm.Pings, acquireErrs(calm)
 		out.Calm, d = d, distributions{}
 		if s.Elapsed() >= simChurnStart {
 			s.Failf("flight sim: the calm phase ran past the churn's start (%v)", s.Elapsed())
@@ -139,6 +147,8 @@ func simulate(o Options) (simFlight, error) {
 			_ = s.Sleep(ctx, simChurnStart-s.Elapsed())
 			p.churn(s, w, o.Churn, active, out.Faults)
 		}
+		end := w.DB.Stats()
+		d.Connects, d.Pings, d.AcquireErrs = opens(end)-opens(calm), end.Pings-calm.Pings, acquireErrs(end)-acquireErrs(calm)
 		out.Churn = d
 	})
 	if res.Err != nil {
@@ -146,6 +156,14 @@ func simulate(o Options) (simFlight, error) {
 	}
 	return out, nil
 }
+
+// acquireErrs is the Acquire calls simdb failed: the caller's context
+// ended, the queue was full, or the connection could not be opened.
+func acquireErrs(st simdb.Stats) int64 { return st.AcquireCanceled + st.QueueFull + st.ConnectErrors }
+
+// opens is the connections simdb opened, as pgstore counts its connects:
+// successful ones only.
+func opens(st simdb.Stats) int64 { return st.Connects - st.ConnectErrors }
 
 // pickUniform is a duration uniform in [lo, hi].
 func pickUniform(r *rand.Rand, lo, hi time.Duration) time.Duration {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 )
 
 // notFlown is a cell with no measurement behind it.
@@ -35,12 +36,51 @@ func comparison(w io.Writer, real *Result, sf simFlight) {
 		{"statement (issue → return), no fault", cell(calm.Statements), cell(sf.Calm.Statements)},
 		{"snapshot lag (send → statement start), no fault", cell(whole.ToStart), cell(sf.Calm.ToStart)},
 		{"pool wait, churn with faults", cell(churn.AcquireWaits), cell(sf.Churn.AcquireWaits)},
+		{"pool waits over 1ms (queued behind busy connections), churn", queued(churn.AcquireWaits, real != nil), queued(sf.Churn.AcquireWaits, true)},
 		{"statement, churn with faults", cell(churn.Statements), cell(sf.Churn.Statements)},
 		{"statement errors, churn with faults", errs(churn, len(churn.Statements) > 0), errs(sf.Churn, len(sf.Churn.Statements) > 0)},
+		{"connections opened, no fault / churn", opened(calm, churn, real != nil), opened(sf.Calm, sf.Churn, true)},
+		{"Acquire calls that failed, no fault / churn", failed(calm, churn, real != nil), failed(sf.Calm, sf.Churn, true)},
 	} {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", row[0], row[1], row[2])
 	}
 	fmt.Fprintf(w, "simulated churn faults applied: %s\n", countsOr(sf.Faults))
+}
+
+// queuedOver separates a checkout that queued behind the pool's busy
+// connections from the pool's own bookkeeping, which on the real servers
+// takes up to a few hundred microseconds (docs/flight.md).
+const queuedOver = time.Millisecond
+
+// queued is the distribution of the waits over queuedOver: the starved
+// pools' queueing, apart from how many checkouts did not queue at all.
+func queued(ns []int64, ran bool) string {
+	if !ran {
+		return notFlown
+	}
+	var long []int64
+	for _, n := range ns {
+		if n > int64(queuedOver) {
+			long = append(long, n)
+		}
+	}
+	return fmt.Sprintf("%s; %d of %d checkouts", quantileRow(long), len(long), len(ns))
+}
+
+// opened is what the pools spent on their connections in each phase.
+func opened(calm, churn distributions, ran bool) string {
+	if !ran {
+		return notFlown
+	}
+	return fmt.Sprintf("%d / %d opened, %d / %d idle ones pinged", calm.Connects, churn.Connects, calm.Pings, churn.Pings)
+}
+
+// failed is the Acquire calls that handed no connection over, in each phase.
+func failed(calm, churn distributions, ran bool) string {
+	if !ran {
+		return notFlown
+	}
+	return fmt.Sprintf("%d / %d", calm.AcquireErrs, churn.AcquireErrs)
 }
 
 func countsOr(m map[string]int) string {

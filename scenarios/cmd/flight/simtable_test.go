@@ -65,6 +65,24 @@ func TestSimulatedColumnIsMeasured(t *testing.T) {
 	assert.Positive(t, measured(t, "lag", rows["snapshot lag (send → statement start), no fault"][1]))
 	assert.Positive(t, measured(t, "pool wait", rows["pool wait, churn with faults"][1]), "a starved pool queues")
 	assert.Positive(t, sf.Faults["pool-starved"], "the schedule starves a pool")
+	q := rows["pool waits over 1ms (queued behind busy connections), churn"]
+	assert.Equal(t, notFlown, q[0])
+	cell, share, ok := strings.Cut(q[1], "; ")
+	require.True(t, ok, "%q has no share of checkouts", q[1])
+	assert.GreaterOrEqual(t, measured(t, "queued", cell), queuedOver, "only waits past the threshold")
+	assert.Regexp(t, `^\d+ of \d+ checkouts$`, share)
+	// pgxpool's life of a connection: the calm reads, one at a time, open
+	// one connection per relay; the churn's concurrent ones open more.
+	assert.Equal(t, int64(2), sf.Calm.Connects, "one connection per relay in the calm phase")
+	assert.Greater(t, sf.Churn.Connects, int64(0), "the churn opens connections the calm phase did not need")
+	assert.Regexp(t, `^2 / \d+ opened, 0 / \d+ idle ones pinged$`, rows["connections opened, no fault / churn"][1])
+}
+
+func TestQueuedKeepsOnlyTheWaitsPastTheThreshold(t *testing.T) {
+	ns := []int64{0, int64(queuedOver), int64(queuedOver) + 1, int64(300 * time.Millisecond)}
+	assert.Equal(t, "min 1.000001ms, p10 1.000001ms, p50 1.000001ms, p90 1.000001ms, p95 1.000001ms, p99 1.000001ms, max 300ms (n=2); 2 of 4 checkouts", queued(ns, true))
+	assert.Equal(t, "none; 0 of 1 checkouts", queued([]int64{5}, true))
+	assert.Equal(t, notFlown, queued(nil, false))
 }
 
 // TestSimulatedPlanIsTheFlights: the simulated churn's fault schedule is
@@ -81,8 +99,9 @@ func TestSimulatedPlanIsTheFlights(t *testing.T) {
 }
 
 // TestSimulatedResetBreaksEachConnectionOnce: a reset_peer toxic breaks
-// the statement in flight over each pooled connection once, and the pool's
-// new connections are whole, as the real flight's few reset errors show;
+// the statement in flight over each pooled connection once, and no new
+// connection opens while it lasts, as the real flight's few statement
+// errors and its failed Acquire calls show;
 // a reset that failed every statement in its window overstated it by two
 // orders of magnitude (230 errors against the real 6, on seed 1).
 func TestSimulatedResetBreaksEachConnectionOnce(t *testing.T) {
@@ -92,4 +111,5 @@ func TestSimulatedResetBreaksEachConnectionOnce(t *testing.T) {
 	require.Positive(t, resets, "seed 1's schedule resets a connection")
 	assert.Positive(t, sf.Churn.StatementErrs, "a reset breaks the statement in flight")
 	assert.LessOrEqual(t, sf.Churn.StatementErrs, int64(resets*simdb.DefaultPoolSize), "each of a pool's connections breaks once per reset")
+	assert.Positive(t, sf.Churn.AcquireErrs, "a broken connection cannot be opened again while the reset lasts")
 }
