@@ -100,7 +100,8 @@ type Config struct {
 	// pgxpool's does (the zero value: never).
 	Connections Connections
 	// Observe, if set, is told each checkout's and each statement's
-	// timing as it ends, without changing any draw. It must not block.
+	// timing as it ends, and each Acquire that reached the pool and failed,
+	// without changing any draw. It must not block.
 	Observe func(Timing)
 	// MaxWaiters bounds the queue of Acquire calls waiting for a
 	// connection (0: DefaultMaxWaiters); past it Acquire fails with

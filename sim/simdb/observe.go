@@ -13,7 +13,9 @@ type Timing struct {
 	// checkout); Done when the connection was handed over or the
 	// statement returned.
 	Issued, Snapshot, Done time.Time
-	Err                    bool // the statement failed (injected or the Hook's)
+	// Err: the statement failed (injected or the Hook's), or the Acquire
+	// handed no connection over (Done is then when it gave up).
+	Err bool
 }
 
 // Wait is a checkout's queueing time, or a statement's issue to return.

@@ -44,3 +44,29 @@ func TestObserveSeesWaitsAndLags(t *testing.T) {
 		assert.Equal(t, time.Millisecond+50*time.Microsecond, got[2].Wait())
 	}
 }
+
+// TestObserveSeesFailedAcquires: an Acquire that gives up in the queue is
+// observed as a failed checkout, from its arrival to its giving up, so a
+// flight can count and time what its real pools count apart.
+func TestObserveSeesFailedAcquires(t *testing.T) {
+	var got []simdb.Timing
+	run(t, 1, func(s *sim.Sim) {
+		db := newDB(s, simdb.Config{PoolSize: 1, Observe: func(x simdb.Timing) { got = append(got, x) }})
+		c, err := db.Acquire(bg)
+		if err != nil {
+			s.Failf("%v", err)
+		}
+		ctx, cancel := s.WithTimeout(bg, 300*time.Millisecond)
+		defer cancel()
+		if _, err := db.Acquire(ctx); err == nil {
+			s.Failf("the second Acquire must give up with its context")
+		}
+		c.Release()
+	})
+	if assert.Len(t, got, 2) {
+		assert.False(t, got[0].Err)
+		assert.True(t, got[1].Err, "the second gave up")
+		assert.Equal(t, simdb.AcquireStatement, got[1].Name)
+		assert.Equal(t, 300*time.Millisecond, got[1].Wait(), "from its arrival to its context's end")
+	}
+}

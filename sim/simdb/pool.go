@@ -61,6 +61,18 @@ func (db *DB[S]) AcquireFrom(ctx context.Context, p int) (*Conn[S], error) {
 		return nil, fmt.Errorf("simdb: acquire: %w", err)
 	}
 	s.Yield() // the request travels to the pool: others may get there first
+	since := s.Now()
+	c, err := db.acquire(ctx, p)
+	if err != nil {
+		now := s.Now()
+		db.observe(Timing{Name: AcquireStatement, Pool: p, Issued: since, Snapshot: now, Done: now, Err: true})
+	}
+	return c, err
+}
+
+// acquire is AcquireFrom once the request has reached the pool.
+func (db *DB[S]) acquire(ctx context.Context, p int) (*Conn[S], error) {
+	s := db.s
 	if err := db.acquireFault(ctx); err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ type Stats struct {
 	Received      int64   `json:"received"`      // invalidations received
 	ReceiveErrors int64   `json:"receive_errors"`
 	StatementErrs int64   `json:"statement_errors"`
-	AcquireErrs   int64   `json:"acquire_errors"` // Acquire calls that failed (not in AcquireWaits)
+	AcquireErrs   []int64 `json:"acquire_errors"` // Acquire calls that failed, call to error (not in AcquireWaits)
 	Connects      int64   `json:"connects"`       // connections the relay's pool opened
 	Pings         int64   `json:"pings"`          // idle connections pinged before a checkout
 }

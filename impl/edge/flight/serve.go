@@ -163,7 +163,7 @@ func (s *server) handle(ctx context.Context, req Request) Response {
 			Statements:    s.pool.stmts.snapshot(),
 			MemberReads:   s.pool.memberReads.snapshot(),
 			StatementErrs: s.pool.stmtErrs.get(),
-			AcquireErrs:   s.pool.acquireErrs.get(),
+			AcquireErrs:   s.pool.acquireErrs.snapshot(),
 			Subscriptions: m[redisbus.MetricSubscriptions],
 			Subscribed:    m[redisbus.MetricSubscribed],
 			Received:      m[redisbus.MetricReceived],

@@ -48,7 +48,8 @@ type timedPool struct {
 	// entry's insertion, after the read).
 	memberReads samples
 	stmtErrs    errCount
-	acquireErrs errCount
+	// acquireErrs is each failed Acquire, from its call to its error.
+	acquireErrs samples
 }
 
 type errCount struct {
@@ -69,7 +70,7 @@ func (p *timedPool) Acquire(ctx context.Context) (authz.Conn, error) {
 	if err != nil {
 		// Counted apart: a wait cut short by its caller's context is not
 		// a checkout, and the simulated pool observes checkouts only.
-		p.acquireErrs.inc()
+		p.acquireErrs.add(time.Since(start))
 		return nil, err
 	}
 	p.waits.add(time.Since(start))

@@ -29,9 +29,9 @@ type distributions struct {
 	// before handing them over: openings, and pings of idle ones.
 	Connects, Pings int64
 	// AcquireErrs is the Acquire calls that failed (their caller's context
-	// ended first, or the connection could not be opened): not checkouts,
-	// so not in AcquireWaits.
-	AcquireErrs int64
+	// ended first, or the connection could not be opened), from the call to
+	// the error: not checkouts, so not in AcquireWaits.
+	AcquireErrs []int64
 }
 
 // fill is the longest member-half read of any relay, from the start of
@@ -60,7 +60,7 @@ func (e *env) distributions(ctx context.Context) (distributions, error) {
 		d.Resubscriptions += st.Subscriptions - 1
 		d.Connects += st.Connects
 		d.Pings += st.Pings
-		d.AcquireErrs += st.AcquireErrs
+		d.AcquireErrs = append(d.AcquireErrs, st.AcquireErrs...)
 	}
 	e.adminMu.Lock()
 	defer e.adminMu.Unlock()
@@ -148,7 +148,7 @@ func since(before, after []flight.Stats) distributions {
 		d.StatementErrs += after[i].StatementErrs - before[i].StatementErrs
 		d.Connects += after[i].Connects - before[i].Connects
 		d.Pings += after[i].Pings - before[i].Pings
-		d.AcquireErrs += after[i].AcquireErrs - before[i].AcquireErrs
+		d.AcquireErrs = append(d.AcquireErrs, tail(before[i].AcquireErrs, after[i].AcquireErrs)...)
 	}
 	return d
 }

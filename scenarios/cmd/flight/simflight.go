@@ -55,6 +55,12 @@ func simulate(o Options) (simFlight, error) {
 	out := simFlight{Faults: map[string]int{}}
 	var d distributions
 	observe := func(t simdb.Timing) {
+		if t.Name == simdb.AcquireStatement && t.Err {
+			if len(d.AcquireErrs) < flight.MaxSamples {
+				d.AcquireErrs = append(d.AcquireErrs, int64(t.Wait()))
+			}
+			return
+		}
 		if t.Name == simdb.AcquireStatement {
 			if len(d.AcquireWaits) < flight.MaxSamples {
 				d.AcquireWaits = append(d.AcquireWaits, int64(t.Wait()))
@@ -138,7 +144,7 @@ func simulate(o Options) (simFlight, error) {
 			}
 		}
 		calm := w.DB.Stats()
-		d.Connects, d.Pings, d.AcquireErrs = opens(calm), calm.Pings, acquireErrs(calm)
+		d.Connects, d.Pings = opens(calm), calm.Pings
 		out.Calm, d = d, distributions{}
 		if s.Elapsed() >= simChurnStart {
 			s.Failf("flight sim: the calm phase ran past the churn's start (%v)", s.Elapsed())
@@ -148,7 +154,7 @@ func simulate(o Options) (simFlight, error) {
 			p.churn(s, w, o.Churn, active, out.Faults)
 		}
 		end := w.DB.Stats()
-		d.Connects, d.Pings, d.AcquireErrs = opens(end)-opens(calm), end.Pings-calm.Pings, acquireErrs(end)-acquireErrs(calm)
+		d.Connects, d.Pings = opens(end)-opens(calm), end.Pings-calm.Pings
 		out.Churn = d
 	})
 	if res.Err != nil {
@@ -156,10 +162,6 @@ func simulate(o Options) (simFlight, error) {
 	}
 	return out, nil
 }
-
-// acquireErrs is the Acquire calls simdb failed: the caller's context
-// ended, the queue was full, or the connection could not be opened.
-func acquireErrs(st simdb.Stats) int64 { return st.AcquireCanceled + st.QueueFull + st.ConnectErrors }
 
 // opens is the connections simdb opened, as pgstore counts its connects:
 // successful ones only.
