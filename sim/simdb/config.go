@@ -204,6 +204,9 @@ func (c Config) hooks() string {
 	if c.Connections.IdlePing > 0 {
 		s += fmt.Sprintf(" idle_ping=%v", c.Connections.IdlePing)
 	}
+	if c.Connections.OpenMax > 0 {
+		s += fmt.Sprintf(" open=%v–%v", c.Connections.OpenMin, c.Connections.OpenMax)
+	}
 	return s
 }
 

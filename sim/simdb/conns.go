@@ -24,15 +24,23 @@ const (
 // follows them, so they count in the pool wait and never inside a
 // statement. A ping that fails closes the connection, and the checkout
 // opens it again; an opening that fails fails the Acquire and leaves the
-// connection closed for the next checkout.
+// connection closed for the next checkout. Before its round trip, an
+// opening takes a time uniform in [OpenMin, OpenMax]: the server starting
+// the connection's backend, which costs far more than a statement.
 type Connections struct {
-	Lazy     bool
-	IdlePing time.Duration
+	Lazy             bool
+	IdlePing         time.Duration
+	OpenMin, OpenMax time.Duration
 }
 
 func (c Connections) validate() error {
-	if c.IdlePing < 0 {
+	switch {
+	case c.IdlePing < 0:
 		return fmt.Errorf("simdb: Connections.IdlePing must not be negative, got %v", c.IdlePing)
+	case c.OpenMin < 0 || c.OpenMin > c.OpenMax:
+		return fmt.Errorf("simdb: Connections.OpenMin and OpenMax must satisfy 0 <= OpenMin <= OpenMax, got [%v, %v]", c.OpenMin, c.OpenMax)
+	case c.OpenMax > maxSlowLatency:
+		return fmt.Errorf("simdb: Connections.OpenMax %v is above the %v limit", c.OpenMax, maxSlowLatency)
 	}
 	return nil
 }
@@ -64,10 +72,18 @@ func (db *DB[S]) ready(ctx context.Context, id int) (bool, error) {
 		}
 	}
 	db.m.connects.Inc()
+	start := db.s.Now()
+	if o := db.cfg.Connections; o.OpenMax > 0 {
+		if err := db.s.Sleep(ctx, pick(db.s.Rand().Uint64(), o.OpenMin, o.OpenMax)); err != nil {
+			db.m.connectErrors.Inc()
+			return true, fmt.Errorf("simdb: %s: %w", ConnectStatement, err)
+		}
+	}
 	if err := db.roundTrip(ctx, ConnectStatement, id); err != nil {
 		db.m.connectErrors.Inc()
 		return true, err
 	}
+	db.m.connectNs.Add(int64(db.s.Now().Sub(start)))
 	c.open = true
 	return true, nil
 }

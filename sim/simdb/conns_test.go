@@ -66,6 +66,7 @@ func TestLazyConnectionIsOpenedByItsFirstCheckout(t *testing.T) {
 	got, st := connLife(t, simdb.Connections{Lazy: true}, []time.Duration{0, time.Second, time.Hour})
 	assert.Equal(t, []paid{{ms(7), nil}, {0, nil}, {0, nil}}, got, "one opening, then never a ping")
 	assert.Equal(t, int64(1), st.Connects)
+	assert.Equal(t, ms(7), st.ConnectTime, "the one opening's round trip")
 	assert.Zero(t, st.Pings)
 }
 
@@ -94,6 +95,7 @@ func TestFailedOpeningFailsTheCheckoutOnly(t *testing.T) {
 	assert.Equal(t, paid{ms(7), nil}, got[1], "the next checkout opens it again")
 	assert.Equal(t, int64(2), st.Connects)
 	assert.Equal(t, int64(1), st.ConnectErrors)
+	assert.Equal(t, ms(7), st.ConnectTime, "the opening that opened, not the one that failed")
 	assert.Zero(t, st.InUse)
 }
 
@@ -127,14 +129,36 @@ func TestQueuedCheckoutPaysAfterItsGrant(t *testing.T) {
 	assert.Equal(t, []time.Duration{2 * time.Second}, waits, "queued behind the first's hold; no round trip of its own")
 }
 
-func TestConnectionsRefuseANegativeIdlePing(t *testing.T) {
-	err := simdb.Config{Connections: simdb.Connections{IdlePing: -time.Second}}.Validate()
-	assert.ErrorContains(t, err, "IdlePing must not be negative")
+func TestConnectionsRefuseWhatTheyCannotModel(t *testing.T) {
+	for c, want := range map[simdb.Connections]string{
+		{IdlePing: -time.Second}:                     "IdlePing must not be negative",
+		{OpenMin: -time.Millisecond}:                 "0 <= OpenMin <= OpenMax",
+		{OpenMin: ms(2), OpenMax: ms(1)}:             "0 <= OpenMin <= OpenMax",
+		{OpenMax: 2 * time.Hour}:                     "above the 1h0m0s limit",
+		{OpenMin: ms(1), OpenMax: ms(1), Lazy: true}: "",
+	} {
+		err := simdb.Config{Connections: c}.Validate()
+		if want == "" {
+			assert.NoError(t, err, "%+v", c)
+		} else {
+			assert.ErrorContains(t, err, want, "%+v", c)
+		}
+	}
+}
+
+// TestOpeningStartsABackendFirst: an opening takes its drawn backend start,
+// then its round trip; a checkout of an open connection takes neither.
+func TestOpeningStartsABackendFirst(t *testing.T) {
+	got, st := connLife(t, simdb.Connections{Lazy: true, OpenMin: ms(10), OpenMax: ms(10)}, []time.Duration{0, time.Second})
+	assert.Equal(t, []paid{{ms(17), nil}, {0, nil}}, got)
+	assert.Equal(t, ms(17), st.ConnectTime)
 }
 
 func TestConnectionsAreNamedInTheRunHeader(t *testing.T) {
 	c := simdb.Config{Connections: simdb.Connections{Lazy: true, IdlePing: time.Second}}
 	assert.Contains(t, c.String(), " conns=lazy idle_ping=1s")
+	c.Connections.OpenMin, c.Connections.OpenMax = ms(12), ms(25)
+	assert.Contains(t, c.String(), " open=12ms–25ms")
 	assert.NotContains(t, simdb.Config{}.String(), "conns=")
 }
 

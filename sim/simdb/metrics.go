@@ -31,6 +31,7 @@ type metrics struct {
 	connects        stats.Counter // connections opened or tried (Connections)
 	connectErrors   stats.Counter
 	pings           stats.Counter // idle connections pinged before a checkout
+	connectNs       stats.Counter // time the successful openings took
 	inUse           stats.Gauge
 	inUseMax        stats.Gauge
 	commits         stats.Counter
@@ -56,6 +57,7 @@ func newMetrics(statements []string) *metrics {
 	m.reg.Counter("simdb_pool_queue_full_total", "Acquire calls refused because MaxWaiters callers already queued.", &m.queueFull)
 	m.reg.Counter("simdb_connects_total", "Connections a checkout opened or tried to open (Config.Connections).", &m.connects)
 	m.reg.Counter("simdb_connect_errors_total", "Openings of a connection that failed.", &m.connectErrors)
+	m.reg.Counter("simdb_connect_ns_total", "Virtual time the connections that opened took to open, in nanoseconds.", &m.connectNs)
 	m.reg.Counter("simdb_idle_pings_total", "Idle connections pinged before a checkout (Config.Connections).", &m.pings)
 	m.reg.Gauge("simdb_conns_in_use", "Connections checked out now.", &m.inUse)
 	m.reg.Gauge("simdb_conns_in_use_max", "Most connections checked out at once.", &m.inUseMax)
@@ -79,7 +81,8 @@ type Stats struct {
 	QueueFull       int64
 	Connects        int64 // openings tried (Config.Connections)
 	ConnectErrors   int64
-	Pings           int64 // idle connections pinged
+	Pings           int64         // idle connections pinged
+	ConnectTime     time.Duration // time the successful openings took, in all
 	InUse, InUseMax int64
 	Commits         int64
 	WritesFailed    int64
@@ -98,6 +101,7 @@ func (m *metrics) snapshot() Stats {
 		Connects:        m.connects.Value(),
 		ConnectErrors:   m.connectErrors.Value(),
 		Pings:           m.pings.Value(),
+		ConnectTime:     time.Duration(m.connectNs.Value()),
 		InUse:           m.inUse.Value(),
 		InUseMax:        m.inUseMax.Value(),
 		Commits:         m.commits.Value(),

@@ -49,5 +49,6 @@ type Stats struct {
 	StatementErrs int64   `json:"statement_errors"`
 	AcquireErrs   []int64 `json:"acquire_errors"` // Acquire calls that failed, call to error (not in AcquireWaits)
 	Connects      int64   `json:"connects"`       // connections the relay's pool opened
+	ConnectMicros int64   `json:"connect_micros"` // the time those openings took, in all
 	Pings         int64   `json:"pings"`          // idle connections pinged before a checkout
 }

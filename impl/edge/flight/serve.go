@@ -158,6 +158,7 @@ func (s *server) handle(ctx context.Context, req Request) Response {
 		pm := s.store.Metrics().Snapshot()
 		resp.Stats = &Stats{
 			Connects:      pm[pgstore.MetricConnects],
+			ConnectMicros: pm[pgstore.MetricConnectMicros],
 			Pings:         pm[pgstore.MetricIdlePings],
 			AcquireWaits:  s.pool.waits.snapshot(),
 			Statements:    s.pool.stmts.snapshot(),

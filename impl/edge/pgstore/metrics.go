@@ -13,6 +13,7 @@ const (
 	MetricConnectErrors     = "pgstore_connect_errors_total"
 	MetricDiscards          = "pgstore_connections_discarded_total"
 	MetricIdlePings         = "pgstore_idle_pings_total"
+	MetricConnectMicros     = "pgstore_connect_microseconds_total"
 	MetricOpenConnections   = "pgstore_open_connections"
 	MetricStatements        = "pgstore_statements_total"
 	MetricStatementErrors   = "pgstore_statement_errors_total"
@@ -26,7 +27,7 @@ type metrics struct {
 	reg                               stats.Registry
 	checkouts, acquireWaitMicros      stats.Counter
 	connects, connectErrors, discards stats.Counter
-	pings                             stats.Counter
+	pings, connectMicros              stats.Counter
 	open                              stats.Gauge
 	statements, statementErrors, rows *stats.CounterVec
 }
@@ -42,6 +43,7 @@ func newMetrics() *metrics {
 	m.reg.Counter(MetricConnects, "Connections opened.", &m.connects)
 	m.reg.Counter(MetricConnectErrors, "Failed attempts to open a connection.", &m.connectErrors)
 	m.reg.Counter(MetricDiscards, "Connections closed (broken or busy at release, failed ping, idle or open too long, or the store closed).", &m.discards)
+	m.reg.Counter(MetricConnectMicros, "Time spent opening the connections that opened (dial to ready), in microseconds.", &m.connectMicros)
 	m.reg.Counter(MetricIdlePings, "Idle connections pinged before a checkout (Config.IdlePing).", &m.pings)
 	m.reg.Gauge(MetricOpenConnections, "Connections open now, idle or checked out.", &m.open)
 	m.reg.CounterVec(MetricStatements, "Statements run, by statement.", m.statements)

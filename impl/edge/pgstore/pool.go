@@ -72,17 +72,23 @@ func (connectCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tr
 
 func (connectCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// connectStart keys the instant a connect began in its context.
+type connectStart struct{}
+
 func (connectCounter) TraceConnectStart(ctx context.Context, _ pgx.TraceConnectStartData) context.Context {
-	return ctx
+	return context.WithValue(ctx, connectStart{}, time.Now())
 }
 
-func (t connectCounter) TraceConnectEnd(_ context.Context, d pgx.TraceConnectEndData) {
+func (t connectCounter) TraceConnectEnd(ctx context.Context, d pgx.TraceConnectEndData) {
 	if d.Err != nil {
 		t.m.connectErrors.Inc()
 		return
 	}
 	t.m.connects.Inc()
 	t.m.open.Add(1)
+	if start, ok := ctx.Value(connectStart{}).(time.Time); ok {
+		t.m.connectMicros.Add(time.Since(start).Microseconds())
+	}
 }
 
 // acquire checks out a pooled connection and returns it with the instant it

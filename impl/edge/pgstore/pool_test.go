@@ -112,6 +112,7 @@ func TestAcquireWaitsForAFreeConnection(t *testing.T) {
 	snap := s.Metrics().Snapshot()
 	assert.Equal(t, int64(4), snap[pgstore.MetricCheckouts]) // a, b, the waiter, and Open's ping
 	assert.Equal(t, int64(2), snap[pgstore.MetricConnects])
+	assert.Positive(t, snap[pgstore.MetricConnectMicros], "opening a connection to a server takes time")
 	assert.Equal(t, int64(2), snap[pgstore.MetricOpenConnections])
 	assert.Positive(t, snap[pgstore.MetricAcquireWaitMicros])
 }

@@ -28,6 +28,8 @@ type distributions struct {
 	// Connects and Pings are what the pools spent on their connections
 	// before handing them over: openings, and pings of idle ones.
 	Connects, Pings int64
+	// ConnectTime is the time the Connects took, in all.
+	ConnectTime time.Duration
 	// AcquireErrs is the Acquire calls that failed (their caller's context
 	// ended first, or the connection could not be opened), from the call to
 	// the error: not checkouts, so not in AcquireWaits.
@@ -59,6 +61,7 @@ func (e *env) distributions(ctx context.Context) (distributions, error) {
 		d.StatementErrs += st.StatementErrs
 		d.Resubscriptions += st.Subscriptions - 1
 		d.Connects += st.Connects
+		d.ConnectTime += time.Duration(st.ConnectMicros) * time.Microsecond
 		d.Pings += st.Pings
 		d.AcquireErrs = append(d.AcquireErrs, st.AcquireErrs...)
 	}
@@ -147,6 +150,7 @@ func since(before, after []flight.Stats) distributions {
 		d.Statements = append(d.Statements, tail(before[i].Statements, after[i].Statements)...)
 		d.StatementErrs += after[i].StatementErrs - before[i].StatementErrs
 		d.Connects += after[i].Connects - before[i].Connects
+		d.ConnectTime += time.Duration(after[i].ConnectMicros-before[i].ConnectMicros) * time.Microsecond
 		d.Pings += after[i].Pings - before[i].Pings
 		d.AcquireErrs = append(d.AcquireErrs, tail(before[i].AcquireErrs, after[i].AcquireErrs)...)
 	}

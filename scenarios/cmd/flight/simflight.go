@@ -128,8 +128,10 @@ func simulate(o Options) (simFlight, error) {
 	}
 	res := sim.Run(sim.Config{Seed: o.Seed}, func(s *sim.Sim) {
 		// Each relay's pgxpool opens its connections as they are first
-		// needed and pings one idle for longer than pgstore's IdlePing.
-		conns := simdb.Connections{Lazy: true, IdlePing: pgstore.DefaultIdlePing}
+		// needed and pings one idle for longer than pgstore's IdlePing;
+		// the server takes 12 to 25 ms to start a connection's backend
+		// (docs/flight.md, "The pool's own costs").
+		conns := simdb.Connections{Lazy: true, IdlePing: pgstore.DefaultIdlePing, OpenMin: 12 * time.Millisecond, OpenMax: 25 * time.Millisecond}
 		cfg := pods.Config{Pods: o.Relays, DB: simdb.Config{Latency: simdb.DefaultLatency, Hook: hook, Observe: observe, Connections: conns},
 			PodFaults: podFaults}
 		w, err := pods.NewWorld(s, cfg, p.tables)
@@ -137,6 +139,16 @@ func simulate(o Options) (simFlight, error) {
 			s.Failf("flight sim: %v", err)
 		}
 		ctx := context.Background()
+		// pgstore.Open pings the server, which opens each relay's first
+		// connection before any read; the relays' statistics start after.
+		for i := range w.Pods {
+			c, err := w.DB.AcquireFrom(ctx, i)
+			if err != nil {
+				s.Failf("flight sim: opening pod %d's first connection: %v", i, err)
+			}
+			c.Release()
+		}
+		d = distributions{}
 		for i := range w.Pods {
 			for range calibrationReads {
 				_, _ = w.Granted(ctx, w.Pods[i], 0, p.calmK, p.user(), p.calmCh)
@@ -144,7 +156,7 @@ func simulate(o Options) (simFlight, error) {
 			}
 		}
 		calm := w.DB.Stats()
-		d.Connects, d.Pings = opens(calm), calm.Pings
+		d.Connects, d.Pings, d.ConnectTime = opens(calm), calm.Pings, calm.ConnectTime
 		out.Calm, d = d, distributions{}
 		if s.Elapsed() >= simChurnStart {
 			s.Failf("flight sim: the calm phase ran past the churn's start (%v)", s.Elapsed())
@@ -154,7 +166,7 @@ func simulate(o Options) (simFlight, error) {
 			p.churn(s, w, o.Churn, active, out.Faults)
 		}
 		end := w.DB.Stats()
-		d.Connects, d.Pings = opens(end)-opens(calm), end.Pings-calm.Pings
+		d.Connects, d.Pings, d.ConnectTime = opens(end)-opens(calm), end.Pings-calm.Pings, end.ConnectTime-calm.ConnectTime
 		out.Churn = d
 	})
 	if res.Err != nil {

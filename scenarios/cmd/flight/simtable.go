@@ -72,7 +72,14 @@ func opened(calm, churn distributions, ran bool) string {
 	if !ran {
 		return notFlown
 	}
-	return fmt.Sprintf("%d / %d opened, %d / %d idle ones pinged", calm.Connects, churn.Connects, calm.Pings, churn.Pings)
+	mean := func(d distributions) string {
+		if d.Connects == 0 {
+			return "-"
+		}
+		return (d.ConnectTime / time.Duration(d.Connects)).String()
+	}
+	return fmt.Sprintf("%d / %d opened (%s / %s each on average), %d / %d idle ones pinged",
+		calm.Connects, churn.Connects, mean(calm), mean(churn), calm.Pings, churn.Pings)
 }
 
 func countsOr(m map[string]int) string {

@@ -75,7 +75,7 @@ func TestSimulatedColumnIsMeasured(t *testing.T) {
 	// one connection per relay; the churn's concurrent ones open more.
 	assert.Equal(t, int64(2), sf.Calm.Connects, "one connection per relay in the calm phase")
 	assert.Greater(t, sf.Churn.Connects, int64(0), "the churn opens connections the calm phase did not need")
-	assert.Regexp(t, `^2 / \d+ opened, 0 / \d+ idle ones pinged$`, rows["connections opened, no fault / churn"][1])
+	assert.Regexp(t, `^2 / \d+ opened \(\S+ / \S+ each on average\), 0 / \d+ idle ones pinged$`, rows["connections opened, no fault / churn"][1])
 }
 
 func TestQueuedKeepsOnlyTheWaitsPastTheThreshold(t *testing.T) {
