@@ -130,13 +130,17 @@ func TestQueuedCheckoutPaysAfterItsGrant(t *testing.T) {
 }
 
 func TestConnectionsRefuseWhatTheyCannotModel(t *testing.T) {
-	for c, want := range map[simdb.Connections]string{
-		{IdlePing: -time.Second}:                     "IdlePing must not be negative",
-		{OpenMin: -time.Millisecond}:                 "0 <= OpenMin <= OpenMax",
-		{OpenMin: ms(2), OpenMax: ms(1)}:             "0 <= OpenMin <= OpenMax",
-		{OpenMax: 2 * time.Hour}:                     "above the 1h0m0s limit",
-		{OpenMin: ms(1), OpenMax: ms(1), Lazy: true}: "",
+	for _, tc := range []struct {
+		c    simdb.Connections
+		want string // "" for a valid one
+	}{
+		{simdb.Connections{IdlePing: -time.Second}, "IdlePing must not be negative"},
+		{simdb.Connections{OpenMin: -time.Millisecond}, "0 <= OpenMin <= OpenMax"},
+		{simdb.Connections{OpenMin: ms(2), OpenMax: ms(1)}, "0 <= OpenMin <= OpenMax"},
+		{simdb.Connections{OpenMax: 2 * time.Hour}, "above the 1h0m0s limit"},
+		{simdb.Connections{OpenMin: ms(1), OpenMax: ms(1), Lazy: true}, ""},
 	} {
+		c, want := tc.c, tc.want
 		err := simdb.Config{Connections: c}.Validate()
 		if want == "" {
 			assert.NoError(t, err, "%+v", c)
