@@ -93,8 +93,10 @@ func (db *DB[S]) ready(ctx context.Context, id int) (bool, error) {
 func (db *DB[S]) roundTrip(ctx context.Context, name string, id int) error {
 	s := db.s
 	lag, lat, after, _, err := db.draw(Statement{Name: name, Conn: id, At: s.Now()}, SourceHook, 0)
-	if err := s.Sleep(ctx, lag); err != nil {
-		return fmt.Errorf("simdb: %s: %w", name, err)
+	if lag > 0 { // as in Query: no lag, no scheduling point
+		if err := s.Sleep(ctx, lag); err != nil {
+			return fmt.Errorf("simdb: %s: %w", name, err)
+		}
 	}
 	if after != nil {
 		after()

@@ -48,8 +48,8 @@ func comparison(w io.Writer, real *Result, sf simFlight) {
 }
 
 // queuedOver separates a checkout that queued behind the pool's busy
-// connections from the pool's own bookkeeping, which on the real servers
-// takes up to a few hundred microseconds (docs/flight.md).
+// connections, which waits for a statement, from the pool's own
+// bookkeeping, which takes microseconds.
 const queuedOver = time.Millisecond
 
 // queued is the distribution of the waits over queuedOver: the starved
