@@ -65,6 +65,14 @@ type Config struct {
 	// report traceable to a modelled cause.
 	StepDuration time.Duration
 
+	// IdleWake, when positive, is the granularity of the clock's jumps while
+	// no task can run: the clock moves to the next timer rounded up to a
+	// whole number of IdleWake from where it stood, and every timer due by
+	// then fires together. Go's runtime, with nothing to run, sleeps in
+	// epoll for whole milliseconds (at least one), so timers that fall due
+	// within one sleep wake their goroutines at once. 0 jumps to the timer.
+	IdleWake time.Duration
+
 	// LeakCheck keeps the run going when main returns, until no task can
 	// run and no timer is pending, and fails it (FailLeak) when tasks are
 	// left blocked forever: the goroutine-leak oracle. LeakSettle bounds that
@@ -115,6 +123,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StepDuration < 0 {
 		return c, fmt.Errorf("sim: StepDuration must not be negative, got %v", c.StepDuration)
+	}
+	if c.IdleWake < 0 {
+		return c, fmt.Errorf("sim: IdleWake must not be negative, got %v", c.IdleWake)
 	}
 	if c.replay.MaxChoices < 0 {
 		return c, fmt.Errorf("sim: MaxChoices must not be negative, got %d", c.replay.MaxChoices)

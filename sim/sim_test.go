@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +248,29 @@ func TestStepDurationMovesTimeWhileTasksRun(t *testing.T) {
 	assert.Equal(t, time.Duration(res.Steps)*time.Microsecond, res.Elapsed)
 }
 
+// Timers due within one idle sleep wake together, at the sleep's end; a
+// timer due later waits for a whole sleep more, counted from the first one's
+// end. Without IdleWake each wakes at its own instant.
+func TestIdleWakeBatchesTimersDueWithinOneSleep(t *testing.T) {
+	wakes := func(idle time.Duration) []string {
+		var log []string
+		res := Run(Config{Seed: 1, IdleWake: idle}, func(s *Sim) {
+			for _, d := range []time.Duration{300 * time.Microsecond, 800 * time.Microsecond, 1500 * time.Microsecond} {
+				s.Go("sleeper", func() {
+					require.NoError(t, s.Sleep(context.Background(), d))
+					log = append(log, fmt.Sprintf("%v woke at %v", d, s.Elapsed()))
+				})
+			}
+			require.NoError(t, s.Sleep(context.Background(), 3*time.Millisecond))
+		})
+		require.NoError(t, res.Err)
+		slices.Sort(log)
+		return log
+	}
+	assert.Equal(t, []string{"1.5ms woke at 1.5ms", "300µs woke at 300µs", "800µs woke at 800µs"}, wakes(0))
+	assert.Equal(t, []string{"1.5ms woke at 2ms", "300µs woke at 1ms", "800µs woke at 1ms"}, wakes(time.Millisecond))
+}
+
 func opposite(s *Sim) {
 	a, b := s.NewMutex("A"), s.NewMutex("B")
 	wg := s.NewWaitGroup("both")
@@ -364,7 +388,7 @@ func TestLimitsEndRunsInsteadOfHanging(t *testing.T) {
 }
 
 func TestBadConfigIsAClearError(t *testing.T) {
-	for _, c := range []Config{{MaxSteps: -1}, {MaxTasks: -1}, {MaxVirtual: -1}, {StepDuration: -1}, {TraceTail: -1}} {
+	for _, c := range []Config{{MaxSteps: -1}, {MaxTasks: -1}, {MaxVirtual: -1}, {StepDuration: -1}, {IdleWake: -1}, {TraceTail: -1}} {
 		res := Run(c, func(*Sim) {})
 		require.Error(t, res.Err)
 		assert.Nil(t, res.Failure())

@@ -229,14 +229,18 @@ func (s *Sim) removeTimer(t *timer) {
 	}
 }
 
-// advanceToNextTimer moves the clock to the earliest timer and releases every
-// timer due then. It reports false when there is no timer at all.
+// advanceToNextTimer moves the clock to the earliest timer (rounded up to
+// Config.IdleWake) and releases every timer due then. It reports false when
+// there is no timer at all.
 func (s *Sim) advanceToNextTimer() bool {
 	e := s.timers.first()
 	if e == nil {
 		return false
 	}
 	next := e.when
+	if g := int64(s.cfg.IdleWake); g > 0 && next > s.nowNs {
+		next = s.nowNs + (next-s.nowNs+g-1)/g*g
+	}
 	if next > s.nowNs {
 		if time.Duration(next) > s.cfg.MaxVirtual {
 			s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded (next timer at +%v)", s.cfg.MaxVirtual, time.Duration(next)))

@@ -170,7 +170,7 @@ func TestKernels(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			res := simtest.Seeds(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second, MaxSteps: 5_000_000, StepDuration: time.Microsecond}}, func(s *sim.Sim) (struct{}, error) {
+			res := simtest.Seeds(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second, MaxSteps: 5_000_000, StepDuration: time.Microsecond, IdleWake: time.Millisecond}}, func(s *sim.Sim) (struct{}, error) {
 				rtgo.Use(s)
 				cmds[name]()
 				return struct{}{}, nil
