@@ -141,7 +141,7 @@ bugbench:
 ## goker: GoKer's blocking-bug kernels from the Go installation, translated; each flown on GOKER_SEEDS seeds under each of GOKER_STRATEGIES (every seed run: its rate), its first found seed shrunk and replayed, and run GOKER_REAL times on real goroutines; writes OUT/goker.md
 goker:
 	@mkdir -p $(OUT)/goker
-	$(GO) test -count=1 -timeout 6h -run TestGoKerAll ./translate/goker -goker.all -goker.dir $(abspath $(OUT))/goker -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.table $(abspath $(OUT))/goker.md -goker.command "make goker GOKER_SEEDS=$(GOKER_SEEDS) GOKER_REAL=$(GOKER_REAL) GOKER_STRATEGIES=$(GOKER_STRATEGIES)"
+	$(GO) test -count=1 -timeout 6h -v -run TestGoKerAll ./translate/goker -goker.all -goker.dir $(abspath $(OUT))/goker -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.table $(abspath $(OUT))/goker.md -goker.command "make goker GOKER_SEEDS=$(GOKER_SEEDS) GOKER_REAL=$(GOKER_REAL) GOKER_STRATEGIES=$(GOKER_STRATEGIES)"
 
 ## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true], or a shrunk run's replay file: KERNEL=… FILE=…
 goker-replay:

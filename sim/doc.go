@@ -9,8 +9,8 @@
 //     nil or a *Failure (its Kind, step, virtual time and blocked tasks).
 //   - Config sets the Seed, the Strategy (RandomWalk, PCT or Replay) and the
 //     limits (MaxSteps, MaxTasks, MaxVirtual, HangAfter). It also sets
-//     StepDuration and what to keep (TraceTail, TraceOut, RecordDecisions,
-//     Record).
+//     StepDuration, IdleWake and what to keep (TraceTail, TraceOut,
+//     RecordDecisions, Record).
 //   - *Sim is the rt.Runtime to hand to production code. It offers Go, Now,
 //     Sleep, AfterFunc, NewMutex, NewRWMutex, NewEvent, NewWaitGroup,
 //     WithCancel, WithDeadline, WithTimeout and Yield.
@@ -68,8 +68,8 @@
 // a held lock waits, as it would when a real critical section takes time.
 //
 // Virtual time starts at Epoch and moves only when the scheduler says so:
-// when no task can run it jumps to the earliest timer (optionally also
-// StepDuration per step). Tasks blocked with no timer pending is a deadlock:
+// when no task can run it jumps to the earliest timer (rounded up to
+// IdleWake, if set; optionally also StepDuration per step). Tasks blocked with no timer pending is a deadlock:
 // the run fails and names every blocked task, what it waits for and the line
 // of user code where it waits.
 //

@@ -163,7 +163,7 @@ func TestGoKerAll(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s done (%v)", k.Name, time.Since(started).Round(time.Second))
+		t.Logf("%s done, %d of %d (%v)", k.Name, len(rows)+1, len(picked), time.Since(started).Round(time.Second))
 		rows = append(rows, row)
 	}
 	rates := <-reals
