@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test's stages, in the order make would run them, but for the
 # background stages: the service stages wait mostly on PostgreSQL, Redis,
-# Chromium and Slurm (installing, starting, stopping them), and fuzzing fills
+# Chromium and Slurm (installing, starting, stopping them), and the docs stage fills
 # the cores the foreground stages leave idle, so they run in the background
 # while the foreground stages use the cores, each with its output in a log
 # that is printed, whole, when it ends.
@@ -9,7 +9,7 @@
 #   scripts/test-stages.sh MAKE OUT "FIRST..." "BACKGROUND..." "FOREGROUND..." "LAST..."
 #
 # (make test: FIRST vet, BACKGROUND integration browser-test
-# sweep-slurm-test fuzz, FOREGROUND unit race, LAST audit-quick.)
+# sweep-slurm-test docs, FOREGROUND unit race, LAST audit-quick.)
 #
 # The first stages run alone, before any other: make test's compiles every
 # test binary once, so that the stages running at once afterwards find them
