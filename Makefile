@@ -8,6 +8,7 @@ OUT          ?= out
 RUN          ?= ^Test
 ONLY         ?=
 FUZZTIME     ?= 10000x
+FUZZ         ?= ./impl/authz:FuzzDecodeMessage ./impl/logfilter:FuzzParse ./sim/simtest:FuzzReplayFile ./sim/simtest:FuzzCorpus ./scenarios/claims/findings:FuzzRecords
 SHRINK       ?= 200
 SHRINK_MORE  ?= 2000
 SHRINK_WALL  ?= 40s
@@ -82,13 +83,14 @@ browser-test:
 determinism:
 	WINDTUNNEL_SIM_DETERMINISM=true WINDTUNNEL_SIM_SEEDS=2 WINDTUNNEL_SIM_RECORD=false $(GO) test -count=1 $(FAMILIES)
 
-## fuzz: every parser's fuzz target for FUZZTIME executions (not part of make test: unit runs their seed corpora)
+## fuzz: each fuzz target of FUZZ (package:target, all by default) for FUZZTIME executions (not part of make test: unit runs their seed corpora)
 fuzz:
-	$(GO) test ./impl/authz -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME)
-	$(GO) test ./impl/logfilter -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzReplayFile -fuzztime $(FUZZTIME)
-	$(GO) test ./sim/simtest -run '^$$' -fuzz FuzzCorpus -fuzztime $(FUZZTIME)
-	$(GO) test ./scenarios/claims/findings -run '^$$' -fuzz FuzzRecords -fuzztime $(FUZZTIME)
+	@for t in $(FUZZ); do \
+		pkg=$${t%%:*} fn=$${t##*:}; \
+		$(GO) test $$pkg -list "^$$fn\$$" | grep -qx "$$fn" || { echo "make fuzz: $$pkg has no fuzz target $$fn (FUZZ lists package:target)"; exit 1; }; \
+		echo "$(GO) test $$pkg -run '^$$' -fuzz '^$$fn$$' -fuzztime $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 ## audit: make sim at AUDIT_SEEDS seeds
 audit:

@@ -65,6 +65,7 @@ var specials = map[string]special{
 	"make bugbench":      {tiny: "make bugbench BUGBENCH_SEEDS=100 BUGBENCH_WALL=200ms BUGBENCH_MUTANTS=ms-publish-unconditionally BUGBENCH_RACE=false"},
 	"make goker":         {tiny: "make goker GOKER_SEEDS=5 GOKER_STRATEGIES=random GOKER_REAL=1 GOKER_RUN=Etcd6857"},
 	"make mutation":      {tiny: "make mutation MUTATION_TARGETS=impl/logfilter MUTATION_SAMPLE=2 MUTATION_SEEDS=2"},
+	"make fuzz":          {tiny: "make fuzz FUZZ=./impl/logfilter:FuzzParse FUZZTIME=200x"},
 	// Needs a Slurm cluster: make test's stage starts one and runs a sweep.
 	"make sweep-slurm SEEDS=1000 SHARDS=16": {stage: "sweep-slurm-test"},
 	"make test":                             {self: true},
@@ -75,7 +76,6 @@ var specials = map[string]special{
 	"make integration":                      {stage: "integration"},
 	"make browser-test":                     {stage: "browser-test"},
 	"make sweep-slurm-test":                 {stage: "sweep-slurm-test"},
-	"make fuzz":                             {stage: "fuzz"},
 	"make audit-quick":                      {stage: "audit-quick"},
 	// Needs a PostgreSQL and a Redis server: make integration starts both
 	// and runs these tests on them.
