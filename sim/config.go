@@ -80,6 +80,10 @@ type Config struct {
 	// Sleep, are reported too.
 	LeakCheck  bool
 	LeakSettle time.Duration
+	// LeakSettleSteps bounds the settle phase in steps as LeakSettle does
+	// in virtual time (0: 1,000,000): a program whose tasks need longer to
+	// finish after main returns needs both raised.
+	LeakSettleSteps int64
 
 	// TraceTail is how many trace events a failure report shows (0: 64).
 	TraceTail int
@@ -124,6 +128,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.StepDuration < 0 {
 		return c, fmt.Errorf("sim: StepDuration must not be negative, got %v", c.StepDuration)
 	}
+	if c.LeakSettleSteps < 0 {
+		return c, fmt.Errorf("sim: LeakSettleSteps must not be negative, got %d", c.LeakSettleSteps)
+	}
 	if c.IdleWake < 0 {
 		return c, fmt.Errorf("sim: IdleWake must not be negative, got %v", c.IdleWake)
 	}
@@ -161,6 +168,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.LeakSettle == 0 {
 		c.LeakSettle = defaultLeakSettle
+	}
+	if c.LeakSettleSteps == 0 {
+		c.LeakSettleSteps = defaultLeakSettleSteps
 	}
 	if c.TraceTail == 0 {
 		c.TraceTail = defaultTraceTail

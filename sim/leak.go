@@ -12,7 +12,7 @@ import (
 // then waits for something nothing left can do, like a goroutine in Go's
 // leak profile: the run fails with each one, its wait and its frame. A run
 // whose tasks never settle (a ticker, a spinning task) is cut off after
-// LeakSettle of virtual time or leakSettleSteps steps, and its blocked tasks
+// LeakSettle of virtual time or LeakSettleSteps steps, and its blocked tasks
 // are reported as still blocked then. Tickers (TickerOf) are the exception:
 // they can wake only a receiver of their channel, so with none waiting the
 // run settles beside them.
@@ -23,8 +23,8 @@ const FailLeak FailureKind = "leak"
 
 // Defaults of the settle phase.
 const (
-	defaultLeakSettle = time.Minute
-	leakSettleSteps   = 1_000_000
+	defaultLeakSettle      = time.Minute
+	defaultLeakSettleSteps = 1_000_000
 )
 
 // leakState is the settle phase's progress.
@@ -50,7 +50,7 @@ func (s *Sim) settling() bool {
 // settleOver reports whether the settle phase ran out of virtual time or
 // steps while some task could still move.
 func (s *Sim) settleOver() bool {
-	return s.leak.started && (s.nowNs-s.leak.atNs >= int64(s.cfg.LeakSettle) || s.steps-s.leak.atStep >= leakSettleSteps)
+	return s.leak.started && (s.nowNs-s.leak.atNs >= int64(s.cfg.LeakSettle) || s.steps-s.leak.atStep >= s.cfg.LeakSettleSteps)
 }
 
 // stuck ends a run in which no task can run and no timer is pending: a

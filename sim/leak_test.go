@@ -74,6 +74,33 @@ func TestLeakCheckCutsOffAtSettle(t *testing.T) {
 	assert.Equal(t, "waiter", f.Blocked[0].Name)
 }
 
+// A task that spins after main returns cuts the check off after
+// LeakSettleSteps steps (1,000,000 by default), and a longer bound lets it
+// finish, after which the blocked task is proved leaked.
+func TestLeakCheckCutsOffAtSettleSteps(t *testing.T) {
+	spinner := func(n int) func(*sim.Sim) {
+		return func(s *sim.Sim) {
+			s.Go("spinner", func() {
+				for range n {
+					s.Yield()
+				}
+			})
+			s.Go("waiter", func() { s.NewEvent("never").Wait(context.Background()) })
+		}
+	}
+	res := sim.Run(sim.Config{Seed: 1, LeakCheck: true, LeakSettleSteps: 1000}, spinner(5000))
+	require.NotNil(t, res.Failure())
+	assert.Contains(t, res.Failure().Message, "still blocked 0s and 1000 steps")
+	res = sim.Run(sim.Config{Seed: 1, LeakCheck: true, LeakSettleSteps: 10_000}, spinner(5000))
+	require.NotNil(t, res.Failure())
+	assert.Contains(t, res.Failure().Message, "1 task(s) blocked forever")
+	res = sim.Run(sim.Config{Seed: 1, LeakCheck: true}, spinner(2_000_000))
+	require.NotNil(t, res.Failure())
+	assert.Contains(t, res.Failure().Message, "and 1000000 steps")
+	res = sim.Run(sim.Config{LeakSettleSteps: -1}, spinner(1))
+	assert.ErrorContains(t, res.Err, "LeakSettleSteps must not be negative")
+}
+
 // A task marked as a ticker (TickerOf: it only sleeps and sends on its
 // channel without blocking, as rtgo's time.Ticker does) can wake nobody
 // but a receiver of that channel: with no such receiver, the tasks blocked

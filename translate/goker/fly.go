@@ -118,7 +118,11 @@ func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration) (Rate
 			return classify(kernel, strategy, line.Seeds, line.Failures), nil
 		}
 	}
-	return Rate{}, fmt.Errorf("goker: %s has no line for %s (%v)", res, kernel, sc.Err())
+	if sc.Err() != nil {
+		return Rate{}, fmt.Errorf("goker: %s: %v", res, sc.Err())
+	}
+	b, _ := os.ReadFile(log.Name())
+	return Rate{}, fmt.Errorf("goker: %s under %s wrote no result (go test said %v); the end of %s:\n%s", kernel, strategy, runErr, log.Name(), tail(strings.TrimSpace(string(b)), 6))
 }
 
 // Shrunk is the shrink of one found seed and the check of its replay.

@@ -144,6 +144,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,9 +169,13 @@ func TestKernels(t *testing.T) {
 		defer f.Close()
 		out = f
 	}
+	cfg, err := budget()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			res := simtest.Seeds(t, simtest.Options{Seeds: 1000, Sequential: true, Config: sim.Config{LeakCheck: true, LeakSettle: time.Second, MaxSteps: 5_000_000, StepDuration: time.Microsecond, IdleWake: time.Millisecond}}, func(s *sim.Sim) (struct{}, error) {
+			res := simtest.Seeds(t, simtest.Options{Seeds: 1000, Sequential: true, Config: cfg}, func(s *sim.Sim) (struct{}, error) {
 				rtgo.Use(s)
 				cmds[name]()
 				return struct{}{}, nil
@@ -195,6 +200,29 @@ func TestKernels(t *testing.T) {
 			out.Write(append(b, '\n'))
 		})
 	}
+}
+
+// budget is a run's configuration: GOKER_STEPS bounds its steps (5,000,000
+// by default) and GOKER_SETTLE the settle phase after the kernel returns (1s
+// by default, and as many steps as microseconds, the time a step takes).
+func budget() (sim.Config, error) {
+	steps, settle := int64(5_000_000), time.Second
+	if v := os.Getenv("GOKER_STEPS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return sim.Config{}, fmt.Errorf("GOKER_STEPS=%q: want a positive number of steps", v)
+		}
+		steps = n
+	}
+	if v := os.Getenv("GOKER_SETTLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Microsecond {
+			return sim.Config{}, fmt.Errorf("GOKER_SETTLE=%q: want a duration of at least 1µs", v)
+		}
+		settle = d
+	}
+	return sim.Config{LeakCheck: true, LeakSettle: settle, LeakSettleSteps: int64(settle / time.Microsecond),
+		MaxSteps: steps, StepDuration: time.Microsecond, IdleWake: time.Millisecond}, nil
 }
 `
 

@@ -2,6 +2,7 @@ package goker
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -175,7 +176,7 @@ func Table(strats []string, rows []Row) string {
 		if found {
 			nFound++
 			foundCell = "yes"
-			replay = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s`", r.Kernel.Name, best.Seed, best.Strategy)
+			replay = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s%s`", r.Kernel.Name, best.Seed, best.Strategy, budgetArgs())
 		}
 		switch {
 		case r.Shrunk != nil:
@@ -234,5 +235,18 @@ func Table(strats []string, rows []Row) string {
 		fmt.Fprintf(&b, "; in more, or not found: %s", strings.Join(notFewer, ", "))
 	}
 	fmt.Fprintf(&b, ".\nShrunk: %d of the %d found; their shrunk replays proved the leak again: %d.\n", nShrunk, nFound, nReplays)
+	return b.String()
+}
+
+// budgetArgs is what a replay command must add to fly a kernel as make goker
+// flew it: the step and settle budgets when they are not the defaults.
+func budgetArgs() string {
+	var b strings.Builder
+	if v := os.Getenv("GOKER_STEPS"); v != "" && v != "5000000" {
+		b.WriteString(" GOKER_STEPS=" + v)
+	}
+	if v := os.Getenv("GOKER_SETTLE"); v != "" && v != "1s" {
+		b.WriteString(" GOKER_SETTLE=" + v)
+	}
 	return b.String()
 }

@@ -57,3 +57,16 @@ func TestVerdictsCompareRatesAndFirstFinds(t *testing.T) {
 	assert.Contains(t, text, "below it: N")
 	assert.True(t, strings.Contains(text, "2 kernels, 2 translated, 1 found"), text)
 }
+
+// A kernel flown with another budget than the default is replayed with it:
+// its replay command carries GOKER_STEPS and GOKER_SETTLE.
+func TestReplayCommandCarriesTheBudget(t *testing.T) {
+	row := Row{Kernel: Kernel{Name: "K"}, Rates: map[string]Rate{"pct": {Strategy: "pct", Seeds: 2, Leaks: 2, First: 1, Seed: "0xb"}}}
+	assert.Contains(t, Table([]string{"pct"}, []Row{row}), "`make goker-replay KERNEL=K SEED=0xb STRATEGY=pct`")
+	t.Setenv("GOKER_STEPS", "2000000000")
+	t.Setenv("GOKER_SETTLE", "1h")
+	assert.Contains(t, Table([]string{"pct"}, []Row{row}), "`make goker-replay KERNEL=K SEED=0xb STRATEGY=pct GOKER_STEPS=2000000000 GOKER_SETTLE=1h`")
+	t.Setenv("GOKER_STEPS", "5000000")
+	t.Setenv("GOKER_SETTLE", "1s")
+	assert.Contains(t, Table([]string{"pct"}, []Row{row}), "`make goker-replay KERNEL=K SEED=0xb STRATEGY=pct`", "the defaults, as make passes them, add nothing")
+}
