@@ -142,8 +142,9 @@ type Shrunk struct {
 
 // ShrinkSeed shrinks kernel's failing seed (at most attempts re-runs and
 // wall time), then runs the shrunk replay file again and reports whether it
-// still proves the leak.
-func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall time.Duration) (Shrunk, error) {
+// still proves the leak. runWall is what the seed's own runs may take
+// besides: a calibration run for PCT, the seed, and its recorded re-run.
+func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, runWall time.Duration) (Shrunk, error) {
 	sh := Shrunk{Strategy: strategy, Seed: seed}
 	out := filepath.Join(dir, "shrunk", kernel)
 	if err := os.RemoveAll(out); err != nil {
@@ -151,7 +152,7 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall time
 	}
 	// The shrinker stops itself at wall; the process gets a margin for the
 	// seed's own run and the recorded re-run of the result.
-	if _, err := runExe(exe, dir, 2*wall+time.Minute, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+	if _, err := runExe(exe, dir, 2*wall+runWall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
 		"-sim.seed="+seed, "-sim.strategy="+strategy, "-sim.shrink", fmt.Sprintf("-sim.shrink.attempts=%d", attempts),
 		"-sim.shrink.wall="+wall.String(), "-sim.out="+out, "-sim.record=false", "-sim.scan=false"); err != nil {
 		return sh, err

@@ -86,7 +86,7 @@ func TestGoKerSample(t *testing.T) {
 		if k != sample[0] {
 			continue
 		}
-		sh, err := goker.ShrinkSeed(exe, dir, k, "random", r.Seed, 100, 20*time.Second)
+		sh, err := goker.ShrinkSeed(exe, dir, k, "random", r.Seed, 100, 20*time.Second, time.Minute)
 		require.NoError(t, err)
 		assert.Less(t, sh.After, sh.Before, "%s: the shrink took preemptions out", k)
 		assert.True(t, sh.Reproduces, "%s: the shrunk replay %s did not prove the leak again: %q", k, sh.Replay, sh.Failure)
@@ -155,7 +155,7 @@ func TestGoKerAll(t *testing.T) {
 				row.Rates[st] = r
 			}
 			if best, ok := row.Best(strats); ok {
-				sh, err := goker.ShrinkSeed(exe, dir, k.Name, best.Strategy, best.Seed, *shrinkTries, *shrinkWall)
+				sh, err := goker.ShrinkSeed(exe, dir, k.Name, best.Strategy, best.Seed, *shrinkTries, *shrinkWall, *wall)
 				if err != nil {
 					row.ShrinkErr = err.Error()
 				} else {
