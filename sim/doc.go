@@ -69,9 +69,9 @@
 //
 // Virtual time starts at Epoch and moves only when the scheduler says so:
 // when no task can run it jumps to the earliest timer (rounded up to
-// IdleWake, if set; optionally also StepDuration per step). Tasks blocked with no timer pending is a deadlock:
-// the run fails and names every blocked task, what it waits for and the line
-// of user code where it waits.
+// IdleWake, if set; optionally also StepDuration per step). Tasks blocked
+// with no timer pending is a deadlock: the run fails and names every
+// blocked task, what it waits for and the line of user code where it waits.
 //
 // Everything is bounded: steps, tasks and virtual time. Exceeding a bound
 // fails the run with its seed; a run never hangs.
