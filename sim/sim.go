@@ -55,8 +55,11 @@ type Sim struct {
 	walk bool
 	// prio is PCT's max-heap of the runnable tasks by priority (prioOn), so
 	// that its pick is O(1) and a change of the runnable set O(log n).
-	prio    prioHeap
-	prioOn  bool
+	prio   prioHeap
+	prioOn bool
+	// goOrder is the strategy when it is GoOrder, which hears of every
+	// wake and Yield; nil otherwise.
+	goOrder *goOrder
 	current *task
 	root    *task
 	stepNs  int64 // Config.StepDuration
@@ -543,6 +546,9 @@ func (s *Sim) removeRunnable(t *task) {
 func (s *Sim) wake(t *task) {
 	if t.state == taskBlocked {
 		s.addRunnable(t)
+		if s.goOrder != nil {
+			s.goOrder.readied(s, t)
+		}
 	}
 }
 

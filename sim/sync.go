@@ -431,4 +431,9 @@ func (s *Sim) Go(name string, f func()) {
 }
 
 // Yield implements rt.Runtime: an explicit scheduling point.
-func (s *Sim) Yield() { s.yieldPoint() }
+func (s *Sim) Yield() {
+	if s.goOrder != nil {
+		s.goOrder.yielded = true
+	}
+	s.yieldPoint()
+}

@@ -61,7 +61,7 @@ func ParseSeed(s string) (uint64, error) {
 var (
 	flagSeed        seedFlag
 	flagSeeds       = flag.Int("sim.seeds", 0, "number of seeds per simulation test (0: the test's default)")
-	flagStrategy    = flag.String("sim.strategy", "random", "scheduling strategy: random, pct, pos or surw (replay: see -sim.replay)")
+	flagStrategy    = flag.String("sim.strategy", "random", "scheduling strategy: random, pct, pos, surw or goorder (replay: see -sim.replay)")
 	flagPCTDepth    = flag.Int("sim.pct.depth", 3, "PCT bug depth d (d-1 priority change points)")
 	flagPCTSteps    = flag.Int64("sim.pct.steps", 0, "PCT expected steps per run (0: measured by one calibration run)")
 	flagOut         = flag.String("sim.out", "", "directory for failure artifacts (default: $TMPDIR/windtunnel)")
@@ -388,9 +388,9 @@ func readSettings() (settings, error) {
 		st.onlySeed = &v
 	}
 	switch st.strategy {
-	case "random", "pct", "pos", "surw":
+	case "random", "pct", "pos", "surw", "goorder":
 	default:
-		return st, fmt.Errorf("%s: unknown strategy %q (want random, pct, pos or surw; to replay a run use -sim.replay=FILE)", setBy("sim.strategy"), clip(st.strategy, 40))
+		return st, fmt.Errorf("%s: unknown strategy %q (want random, pct, pos, surw or goorder; to replay a run use -sim.replay=FILE)", setBy("sim.strategy"), clip(st.strategy, 40))
 	}
 	if st.pctDepth < 1 {
 		return st, fmt.Errorf("%s must be at least 1, got %d", setBy("sim.pct.depth"), st.pctDepth)
@@ -484,6 +484,8 @@ func (st settings) strategyFor(calibratedSteps int64, prof *sim.SURWProfile) sim
 		return sim.POS()
 	case st.strategy == "surw":
 		return sim.SURW(prof)
+	case st.strategy == "goorder":
+		return sim.GoOrder()
 	}
 	return sim.RandomWalk()
 }

@@ -188,10 +188,10 @@ func TestReplayFileKeepsChoices(t *testing.T) {
 	}
 }
 
-// A seed found by POS or SURW shrinks as one found by random walk does,
+// A seed found by POS, SURW or GoOrder shrinks as one found by random walk does,
 // and the shrunk file replays it.
-func TestHarnessShrinksUnderPOSAndSURW(t *testing.T) {
-	for _, name := range []string{"pos", "surw"} {
+func TestHarnessShrinksUnderPOSSURWAndGoOrder(t *testing.T) {
+	for _, name := range []string{"pos", "surw", "goorder"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			out, err := childRun(t, dir, "TestFixtureShrink", "shrink", nil, "-sim.strategy="+name, "-sim.out="+dir+"/art", "-sim.record=false", "-sim.shrink")

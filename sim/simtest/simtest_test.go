@@ -185,11 +185,11 @@ func TestHarnessPCT(t *testing.T) {
 	assert.Regexp(t, `-sim.strategy=pct -sim.pct.depth=2 -sim.pct.steps=\d+ -v`, out)
 }
 
-// POS and SURW are named in the report and the command, and the command's
+// POS, SURW and GoOrder are named in the report and the command, and the command's
 // -sim.seed run is the very run that failed: SURW's profile comes from the
 // test's first regular seed whichever seeds a run picks.
-func TestHarnessPOSAndSURW(t *testing.T) {
-	for _, name := range []string{"pos", "surw"} {
+func TestHarnessPOSSURWAndGoOrder(t *testing.T) {
+	for _, name := range []string{"pos", "surw", "goorder"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := printedFailure(t, dir, "-sim.strategy="+name)
