@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,6 +38,7 @@ type Rate struct {
 	Strategy string
 	Seeds    int    // seeds run
 	Leaks    int    // seeds whose run proved a leak (Definite)
+	Leaked   int    // tasks those runs left blocked forever, summed
 	Possible int    // runs cut off with tasks still blocked while others ran
 	Limits   int    // other failures: the step or task limit
 	First    int    // 1-based seed of the first proved leak, 0 when none
@@ -56,6 +58,7 @@ func classify(kernel, strategy string, seeds, failures []string) Rate {
 			continue
 		case Definite(f):
 			r.Leaks++
+			r.Leaked += leakedTasks(f)
 			if r.First == 0 {
 				r.First, r.Seed, r.Message = i+1, seeds[i], f
 			}
@@ -70,6 +73,19 @@ func classify(kernel, strategy string, seeds, failures []string) Rate {
 		}
 	}
 	return r
+}
+
+var leakedRE = regexp.MustCompile(`(\d+) task\(s\) blocked forever`)
+
+// leakedTasks is how many tasks a proved leak's message names, 0 when it
+// names none (a deadlock while main waits).
+func leakedTasks(msg string) int {
+	m := leakedRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // FlyRate runs kernel under strategy on n seeds, every one of them (not
@@ -152,14 +168,15 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, run
 	}
 	// The shrinker stops itself at wall; the process gets a margin for the
 	// seed's own run and the recorded re-run of the result.
-	if _, err := runExe(exe, dir, 2*wall+runWall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+	log, err := runExe(exe, dir, 2*wall+runWall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
 		"-sim.seed="+seed, "-sim.strategy="+strategy, "-sim.shrink", fmt.Sprintf("-sim.shrink.attempts=%d", attempts),
-		"-sim.shrink.wall="+wall.String(), "-sim.out="+out, "-sim.record=false", "-sim.scan=false"); err != nil {
+		"-sim.shrink.wall="+wall.String(), "-sim.out="+out, "-sim.record=false", "-sim.scan=false")
+	if err != nil {
 		return sh, err
 	}
 	found, _ := filepath.Glob(filepath.Join(out, "*", "shrunk", "shrink.json"))
 	if len(found) != 1 {
-		return sh, fmt.Errorf("goker: the shrink of %s at %s left %d summaries under %s", kernel, seed, len(found), out)
+		return sh, fmt.Errorf("goker: the shrink of %s at %s left %d summaries under %s; the end of its output:\n%s", kernel, seed, len(found), out, tail(strings.TrimSpace(log), 8))
 	}
 	b, err := os.ReadFile(found[0])
 	if err != nil {

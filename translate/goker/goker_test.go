@@ -162,6 +162,7 @@ func TestGoKerAll(t *testing.T) {
 			if best, ok := row.Best(strats); ok {
 				sh, err := goker.ShrinkSeed(exe, dir, k.Name, best.Strategy, best.Seed, *shrinkTries, *shrinkWall, *wall)
 				if err != nil {
+					t.Logf("%s: %v", k.Name, err)
 					row.ShrinkErr = err.Error()
 				} else {
 					row.Shrunk = &sh

@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"time"
 )
 
@@ -24,11 +24,16 @@ func BuildReal(src, dir string) (string, error) {
 }
 
 // Real is one kernel on real goroutines: Leaks of Runs runs reported a
-// leaked goroutine, the first at run First (1-based, 0 when none).
+// leaked goroutine, the first at run First (1-based, 0 when none); Leaked
+// counts the leaked goroutines of all runs.
 type Real struct {
-	Runs, Leaks, First int
-	Hung               bool // a run went over a minute; the count stops there
+	Runs, Leaks, First, Leaked int
+	Hung                       bool // a run went over a minute; the count stops there
 }
+
+// leakedGoroutineRE matches a goroutine's header in the leak profile (debug=2) when
+// the collector found it leaked: "goroutine 21 [chan send (leaked)]:".
+var leakedGoroutineRE = regexp.MustCompile(`(?m)^goroutine \d+\b[^\n]*\(leaked`)
 
 // RealRate runs kernel name on real goroutines n times, as Go's own test
 // does (GODEBUG=asyncpreemptoff=1), and counts the runs whose leak profile
@@ -46,8 +51,9 @@ func RealRate(exe, name string, n int) Real {
 			return r
 		}
 		r.Runs++
-		if strings.Contains(string(out), "(leaked)") {
+		if n := len(leakedGoroutineRE.FindAllIndex(out, -1)); n > 0 {
 			r.Leaks++
+			r.Leaked += n
 			if r.First == 0 {
 				r.First = r.Runs
 			}

@@ -76,6 +76,34 @@ func (r Row) FirstFinds(strats []string) (wt, real int, ok bool) {
 	return wt, real, true
 }
 
+// LeakedPerRun compares, per run, the goroutines left leaked: the most any
+// strategy left on average over its seeds (named by st) against the real
+// runtime's average. A kernel that starts its bug in many copies shows it on
+// both sides' first run; how many copies leak is then the finer measure of
+// how often each copy shows it. cmp is -1, 0 or 1 as windtunnel's average is
+// below, equal to or above the real one; ok is false when either side is not
+// measured.
+func (r Row) LeakedPerRun(strats []string) (wt, real float64, st string, cmp int, ok bool) {
+	var best Rate
+	for _, s := range strats {
+		x, has := r.Rates[s]
+		if has && x.Seeds > 0 && (best.Seeds == 0 || x.Leaked*best.Seeds > best.Leaked*x.Seeds) {
+			best = x
+		}
+	}
+	if best.Seeds == 0 || r.Real == nil || r.Real.Runs == 0 {
+		return 0, 0, "", 0, false
+	}
+	a, b := best.Leaked*r.Real.Runs, r.Real.Leaked*best.Seeds
+	switch {
+	case a < b:
+		cmp = -1
+	case a > b:
+		cmp = 1
+	}
+	return float64(best.Leaked) / float64(best.Seeds), float64(r.Real.Leaked) / float64(r.Real.Runs), best.Strategy, cmp, true
+}
+
 // firstFind is the fewest seeds any strategy needed to prove the leak.
 func (r Row) firstFind(strats []string) (int, bool) {
 	first, ok := 0, false
@@ -155,6 +183,7 @@ func Table(strats []string, rows []Row) string {
 	b.WriteString(strings.Repeat("---|", len(strats)))
 	b.WriteString("---|---|---|---|---|---|\n")
 	var nTrans, nFound, nAtLeast, nKnown, nFlaky, nFewer, nTie, nShrunk, nReplays int
+	var tieLeaked [3]int // ties by leaked goroutines per run: fewer, as many, more than real
 	var notAtLeast, notFewer []string
 	for _, r := range rows {
 		pub := r.Kernel.Published
@@ -193,7 +222,8 @@ func Table(strats []string, rows []Row) string {
 				shrunk += "**does not reproduce**: " + r.Shrunk.Failure
 			}
 		case r.ShrinkErr != "":
-			shrunk = "not shrunk: " + r.ShrinkErr
+			why, _, _ := strings.Cut(r.ShrinkErr, "\n") // a table cell holds one line; the log has the rest
+			shrunk = "not shrunk: " + why
 		}
 		atLeast, known := r.AtLeastReal(strats)
 		if known {
@@ -217,6 +247,10 @@ func Table(strats []string, rows []Row) string {
 			case wt == real:
 				nTie++
 				fewerCell = fmt.Sprintf("tie: %d vs %d", wt, real)
+				if a, b, st, cmp, ok := r.LeakedPerRun(strats); ok {
+					tieLeaked[cmp+1]++
+					fewerCell += fmt.Sprintf("; leaked per run %s (%s) vs %s", perRun(a), st, perRun(b))
+				}
 			default:
 				notFewer = append(notFewer, r.Kernel.Name)
 				fewerCell = fmt.Sprintf("**no**: %d vs %d", wt, real)
@@ -234,8 +268,20 @@ func Table(strats []string, rows []Row) string {
 	if len(notFewer) > 0 {
 		fmt.Fprintf(&b, "; in more, or not found: %s", strings.Join(notFewer, ", "))
 	}
+	if nTie > 0 {
+		fmt.Fprintf(&b, ".\nOf those found as soon, windtunnel left more goroutines leaked per run than the real runtime in %d, as many in %d, fewer in %d", tieLeaked[2], tieLeaked[1], tieLeaked[0])
+	}
 	fmt.Fprintf(&b, ".\nShrunk: %d of the %d found; their shrunk replays proved the leak again: %d.\n", nShrunk, nFound, nReplays)
 	return b.String()
+}
+
+// perRun shows a mean per run: whole numbers as they are, else to one
+// decimal.
+func perRun(v float64) string {
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
 // budgetArgs is what a replay command must add to fly a kernel as make goker

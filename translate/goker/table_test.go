@@ -17,7 +17,7 @@ func TestClassifyCountsOnlyProvedLeaks(t *testing.T) {
 		"leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
 		"deadlock at step 4: every task is blocked",
 	})
-	assert.Equal(t, Rate{Kernel: "K", Strategy: "random", Seeds: 5, Leaks: 2, Possible: 1, Limits: 1, First: 4, Seed: "0x4",
+	assert.Equal(t, Rate{Kernel: "K", Strategy: "random", Seeds: 5, Leaks: 2, Leaked: 2, Possible: 1, Limits: 1, First: 4, Seed: "0x4",
 		Message: "leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
 		Other:   "leak at step 20: 1 task(s) still blocked when the settle phase was cut off (possible goroutine leak)"}, r)
 }
@@ -69,4 +69,48 @@ func TestReplayCommandCarriesTheBudget(t *testing.T) {
 	t.Setenv("GOKER_STEPS", "5000000")
 	t.Setenv("GOKER_SETTLE", "1s")
 	assert.Contains(t, Table([]string{"pct"}, []Row{row}), "`make goker-replay KERNEL=K SEED=0xb STRATEGY=pct`", "the defaults, as make passes them, add nothing")
+}
+
+// Where both sides find a flaky kernel on their first run, the table
+// compares the goroutines each leaves leaked per run, with the strategy
+// that left the most.
+func TestTiesCompareLeakedGoroutinesPerRun(t *testing.T) {
+	strats := []string{"random", "goorder"}
+	row := Row{Kernel: Kernel{Name: "K", Published: "1/100"}, Rates: map[string]Rate{
+		"random":  {Strategy: "random", Seeds: 20, Leaks: 20, Leaked: 1000, First: 1, Seed: "0xa"},
+		"goorder": {Strategy: "goorder", Seeds: 20, Leaks: 20, Leaked: 3000, First: 1, Seed: "0xb"},
+	}, Real: &Real{Runs: 20, Leaks: 20, First: 1, Leaked: 2000}}
+	wt, real, st, cmp, ok := row.LeakedPerRun(strats)
+	assert.Equal(t, []any{150.0, 100.0, "goorder", 1, true}, []any{wt, real, st, cmp, ok})
+	row.Real.Leaked = 3000
+	_, _, _, cmp, _ = row.LeakedPerRun(strats)
+	assert.Zero(t, cmp, "3000/20 against 3000/20")
+	row.Real.Leaked = 3001
+	_, _, _, cmp, _ = row.LeakedPerRun(strats)
+	assert.Equal(t, -1, cmp, "150 against 150.05")
+	text := Table(strats, []Row{row})
+	assert.Contains(t, text, "| tie: 1 vs 1; leaked per run 150 (goorder) vs 150.1 |")
+	assert.Contains(t, text, "more goroutines leaked per run than the real runtime in 0, as many in 0, fewer in 1")
+	_, _, _, _, ok = Row{Rates: row.Rates}.LeakedPerRun(strats)
+	assert.False(t, ok, "no real runs, no comparison")
+}
+
+// The real runtime's count is of goroutine headers the leak profile marks
+// leaked, not of every mention of the word.
+func TestRealCountsLeakedGoroutineHeaders(t *testing.T) {
+	out := "goroutine profile: total 3\n" +
+		"goroutine 21 [sync.RWMutex.RLock (leaked)]:\nsync.(*RWMutex).RLock(...)\n\n" +
+		"goroutine 22 [chan receive (leaked), 2 minutes]:\nmain.f()\n\n" +
+		"goroutine 1 [running]:\nmain.main()\n\t// not (leaked)\n"
+	assert.Len(t, leakedGoroutineRE.FindAllStringIndex(out, -1), 2)
+}
+
+// A shrink's error keeps to its first line in the table: the rest (the end
+// of the shrink's output) would break the row.
+func TestShrinkErrorKeepsToOneLine(t *testing.T) {
+	row := Row{Kernel: Kernel{Name: "K"}, Rates: map[string]Rate{"random": {Strategy: "random", Seeds: 1, Leaks: 1, First: 1, Seed: "0x1"}},
+		ShrinkErr: "goker: the shrink left 0 summaries; the end of its output:\nsignal: killed"}
+	text := Table([]string{"random"}, []Row{row})
+	assert.Contains(t, text, "| not shrunk: goker: the shrink left 0 summaries; the end of its output: | `make goker-replay")
+	assert.NotContains(t, text, "signal: killed")
 }
