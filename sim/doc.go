@@ -7,10 +7,10 @@
 //
 //   - Run(Config, main) starts a run and returns its Result. Result.Err is
 //     nil or a *Failure (its Kind, step, virtual time and blocked tasks).
-//   - Config sets the Seed, the Strategy (RandomWalk, PCT or Replay) and the
-//     limits (MaxSteps, MaxTasks, MaxVirtual, HangAfter). It also sets
-//     StepDuration, IdleWake and what to keep (TraceTail, TraceOut,
-//     RecordDecisions, Record).
+//   - Config sets the Seed, the Strategy (RandomWalk, PCT, POS, SURW,
+//     GoOrder or Replay) and the limits (MaxSteps, MaxTasks, MaxVirtual,
+//     HangAfter). It also sets StepDuration, IdleWake and what to keep
+//     (TraceTail, TraceOut, RecordDecisions, Record).
 //   - *Sim is the rt.Runtime to hand to production code. It offers Go, Now,
 //     Sleep, AfterFunc, NewMutex, NewRWMutex, NewEvent, NewWaitGroup,
 //     WithCancel, WithDeadline, WithTimeout and Yield.
@@ -90,7 +90,9 @@
 //
 // RandomWalk picks uniformly among runnable tasks; PCT (probabilistic
 // concurrency testing) gives depth-d bugs a guaranteed detection probability;
-// Replay follows a recorded decision list. The sim/simtest package runs seeds
+// POS samples partial orders; SURW samples the interleavings of selected
+// events uniformly; GoOrder follows Go's own scheduler, with seeded
+// switches; Replay follows a recorded decision list. The sim/simtest package runs seeds
 // as go test subtests, prints a reproducible failure report and keeps a
 // corpus of seeds that once failed.
 //

@@ -9,8 +9,8 @@ import (
 
 // Strategy chooses which runnable task runs at each scheduling point. Every
 // strategy is deterministic given the run's seed. Construct one with
-// RandomWalk, PCT or Replay; a Strategy value holds per-run state, so use a
-// fresh one for every run.
+// RandomWalk, PCT, POS, SURW, GoOrder or Replay; a Strategy value holds
+// per-run state, so use a fresh one for every run.
 type Strategy interface {
 	// String names the strategy and its parameters, as the harness's flags
 	// spell them (for the reproduce command).
