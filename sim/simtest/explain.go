@@ -1,7 +1,6 @@
 package simtest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,8 +38,8 @@ func (h *harness) explain(cfg sim.Config, dir, title, command string) (Explanati
 		return Explanation{}, err
 	}
 	cfg.Record = true
-	var trace bytes.Buffer
-	cfg.TraceOut = &trace
+	trace := newTraceBuffer(maxTraceBytes)
+	cfg.TraceOut = trace
 	res, _, failure := h.runConfig(cfg)
 	if res.Record == nil {
 		return Explanation{}, fmt.Errorf("the run kept no record: %v", res.Err)

@@ -97,7 +97,12 @@ func (rf *replayFile) belongsTo(test string) error {
 	return nil
 }
 
-func writeReplay(path string, rf replayFile) error {
+func writeReplay(path string, rf replayFile) error { return writeReplayUpTo(path, rf, maxReplayBytes) }
+
+// writeReplayUpTo writes the replay file unless it would be larger than
+// limit bytes: readReplay refuses a file over maxReplayBytes, so writing
+// one would print a command that cannot run.
+func writeReplayUpTo(path string, rf replayFile, limit int) error {
 	if err := notTheInput(path); err != nil {
 		return err
 	}
@@ -156,6 +161,9 @@ func writeReplay(path string, rf replayFile) error {
 		} else {
 			b.WriteByte(' ')
 		}
+	}
+	if b.Len() > limit {
+		return fmt.Errorf("no replay file: the run's %d decisions would make one of %d bytes, over the %d a replay file may hold; the seed replays the run", len(rf.Decisions), b.Len(), limit)
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }

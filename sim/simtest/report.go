@@ -49,7 +49,7 @@ func (h *harness) failureReport(t *testing.T, ps plannedSeed, res sim.Result, fa
 	case artErr != nil:
 		fmt.Fprintf(&b, "artifacts  not written: %v\n", artErr)
 	default:
-		fmt.Fprintf(&b, "artifacts  %s (trace.txt: every event; replay.txt: the run's settings and schedule)\n", dir)
+		fmt.Fprintf(&b, "artifacts  %s (trace.txt: the events, a long run's first and last; replay.txt: the run's settings and schedule)\n", dir)
 	}
 	m := currentMutation()
 	if m.mutated() {
@@ -86,8 +86,8 @@ func (h *harness) writeArtifacts(t *testing.T, seed uint64, res sim.Result) (str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	var trace bytes.Buffer
-	again, _, _ := h.runOnce(seed, &trace)
+	trace := newTraceBuffer(maxTraceBytes)
+	again, _, _ := h.runOnce(seed, trace)
 	if again.Hash != res.Hash {
 		return "", fmt.Errorf("the re-run for artifacts diverged (hash %#x vs %#x): the run is not deterministic; rerun with -sim.determinism", again.Hash, res.Hash)
 	}

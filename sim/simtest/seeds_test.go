@@ -124,6 +124,7 @@ func TestReplayFileHoldsEverySettingThatShapesARun(t *testing.T) {
 		{"-sim.steptime=3ms", "-sim.strategy=pct"},
 		{"-sim.strategy=pos"},
 		{"-sim.strategy=surw"},
+		{"-sim.strategy=goorder"},
 	} {
 		t.Run(strings.Join(flags, "_"), func(t *testing.T) {
 			dir := t.TempDir()

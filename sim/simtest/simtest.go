@@ -30,7 +30,6 @@
 package simtest
 
 import (
-	"bytes"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -276,9 +275,9 @@ type outcome struct {
 // would have made.
 func (h *harness) flySeed(t *testing.T, ps plannedSeed, pre *outcome) outcome {
 	st := h.st
-	var trace *bytes.Buffer
+	var trace *traceBuffer
 	if st.trace != "" {
-		trace = &bytes.Buffer{}
+		trace = newTraceBuffer(maxTraceBytes)
 	}
 	var res sim.Result
 	var value any
@@ -422,7 +421,7 @@ func (h *harness) calibrate(seed uint64) int64 {
 
 // runOnce runs one seed and returns its result, the body's value and the
 // failure text ("" if it passed). trace, if set, receives the full trace.
-func (h *harness) runOnce(seed uint64, trace *bytes.Buffer) (sim.Result, any, string) {
+func (h *harness) runOnce(seed uint64, trace *traceBuffer) (sim.Result, any, string) {
 	cfg := h.config(seed)
 	if trace != nil {
 		cfg.TraceOut = trace
@@ -458,9 +457,9 @@ const diffPairs = 3
 // difference.
 func (h *harness) firstDifference(seed, first, second uint64) string {
 	for range diffPairs {
-		var a, b bytes.Buffer
-		h.runOnce(seed, &a)
-		h.runOnce(seed, &b)
+		a, b := newTraceBuffer(maxTraceBytes), newTraceBuffer(maxTraceBytes)
+		h.runOnce(seed, a)
+		h.runOnce(seed, b)
 		if d := traceDifference(a.String(), b.String()); d != "" {
 			return d
 		}
