@@ -18,7 +18,7 @@ import (
 // The replay file holds everything that shapes one run, then its schedule.
 // For example:
 //
-//	windtunnel replay v5
+//	windtunnel replay v6
 //	test TestOC2_LostInvalidationAgeBound
 //	package ./scenarios/oc
 //	seed 0x4c8dfbf301c76ce3
@@ -31,7 +31,11 @@ import (
 //	keeps seed
 //	keeptasks seed
 //	decisions 6170
-//	0 1 1 2 …
+//	0 1 1 2 3*40 …
+//
+// A decision is the id of the task that ran the step; `3*40` is task 3 for
+// 40 steps in a row, which keeps the file of a long run small. Version 5
+// files, which never hold such runs, are read as they are.
 //
 // The three "seed" lines mean the world's draws and Keep answers come from
 // the seed. A shrunk run's file says "choices
@@ -54,11 +58,17 @@ import (
 // refused with a message that says which, instead of diverging. The world's
 // configuration has no other knob a flag can change.
 const (
-	replayMagic = "windtunnel replay v5"
+	replayMagic = "windtunnel replay v6"
+	// replayMagicV5 is the version before runs (t*k); its files read as
+	// version 6's.
+	replayMagicV5 = "windtunnel replay v5"
 	// maxReplayBytes bounds what readReplay reads: a run has at most
 	// 10,000,000 decisions (sim.Config.MaxSteps's default) of at most 7
 	// bytes each, plus the header.
 	maxReplayBytes = 96 << 20
+	// maxReplayDecisions bounds the decisions a file may announce, runs
+	// expanded: 2 GiB in memory, room for a run of 5·10^8 steps.
+	maxReplayDecisions = 1 << 29
 )
 
 // unknownPackage is the package line of a run outside a module.
@@ -154,9 +164,23 @@ func writeReplayUpTo(path string, rf replayFile, limit int) error {
 			}
 		}
 	}
-	for i, d := range rf.Decisions {
+	tokens := 0
+	for i := 0; i < len(rf.Decisions); {
+		d, k := rf.Decisions[i], 1
+		for i+k < len(rf.Decisions) && rf.Decisions[i+k] == d {
+			k++
+		}
+		if k < 3 { // "3 3" is no longer than "3*2"
+			k = 1
+		}
 		b.WriteString(strconv.Itoa(int(d)))
-		if i%32 == 31 || i == len(rf.Decisions)-1 {
+		if k > 1 {
+			b.WriteByte('*')
+			b.WriteString(strconv.Itoa(k))
+		}
+		i += k
+		tokens++
+		if tokens%32 == 0 || i == len(rf.Decisions) {
 			b.WriteByte('\n')
 		} else {
 			b.WriteByte(' ')
@@ -203,6 +227,9 @@ func parseReplay(data []byte) (*replayFile, error) {
 	}
 	magic, _ := line()
 	keys := replayKeys
+	if magic == replayMagicV5 {
+		magic = replayMagic
+	}
 	if v, ok := strings.CutPrefix(magic, "windtunnel replay v"); ok && magic != replayMagic && len(v) < 4 {
 		// A file of an older version comes from an older commit, which
 		// its own code replays: this one would diverge anyway.
@@ -341,7 +368,7 @@ func parseReplay(data []byte) (*replayFile, error) {
 		case "decisions":
 			if n, err = strconv.Atoi(v); err != nil {
 				err = fmt.Errorf("%q is not a count", clip(v, 24))
-			} else if n < 1 || n > maxReplayBytes/2 {
+			} else if n < 1 || n > maxReplayDecisions {
 				err = fmt.Errorf("%d decisions is out of range", n)
 			}
 		}
@@ -407,16 +434,26 @@ func parseReplay(data []byte) (*replayFile, error) {
 			fields = fields[total:]
 		}
 	}
-	rf.Decisions = make([]int32, 0, n)
-	for i, f := range fields {
-		if i >= n {
+	rf.Decisions = make([]int32, 0, min(n, len(fields)))
+	for _, f := range fields {
+		id, count, isRun := strings.Cut(f, "*")
+		k := int64(1)
+		if isRun {
+			var err error
+			if k, err = strconv.ParseInt(count, 10, 64); err != nil || k < 2 {
+				return nil, fmt.Errorf("decision %d is %q, not a task id or a run (task*steps, at least 2)", len(rf.Decisions)+1, clip(f, 20))
+			}
+		}
+		if int64(len(rf.Decisions))+k > int64(n) {
 			return nil, fmt.Errorf("more than the %d decisions the header announces", n)
 		}
-		v, err := strconv.ParseInt(f, 10, 32)
+		v, err := strconv.ParseInt(id, 10, 32)
 		if err != nil || v < 0 {
-			return nil, fmt.Errorf("decision %d is %q, not a task id", i+1, clip(f, 20))
+			return nil, fmt.Errorf("decision %d is %q, not a task id", len(rf.Decisions)+1, clip(f, 20))
 		}
-		rf.Decisions = append(rf.Decisions, int32(v))
+		for range k {
+			rf.Decisions = append(rf.Decisions, int32(v))
+		}
 	}
 	if len(rf.Decisions) != n {
 		return nil, fmt.Errorf("the header announces %d decisions, the file holds %d (truncated?)", n, len(rf.Decisions))
