@@ -149,9 +149,9 @@ goker:
 	@mkdir -p $(OUT)/goker
 	$(GO) test -count=1 -timeout 6h -v -run TestGoKerAll ./translate/goker -goker.all -goker.dir $(abspath $(OUT))/goker -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.wall $(GOKER_WALL) -goker.table $(abspath $(OUT))/goker.md -goker.command "make goker GOKER_SEEDS=$(GOKER_SEEDS) GOKER_REAL=$(GOKER_REAL) GOKER_STRATEGIES=$(GOKER_STRATEGIES) GOKER_STEPS=$(GOKER_STEPS) GOKER_SETTLE=$(GOKER_SETTLE) GOKER_WALL=$(GOKER_WALL)"
 
-## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true] [GOKER_STEPS=… GOKER_SETTLE=…, as it was flown], or a shrunk run's replay file: KERNEL=… FILE=…
+## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true] [GOKER_STEPS=… GOKER_SETTLE=…, as it was flown], or a shrunk run's replay file: KERNEL=… FILE=… [GOKER_WALL=5m, the replay's wall time]
 goker-replay:
-	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.replayfile '$(FILE)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(if $(filter true,$(SHRINK)),true,false)
+	$(GO) test -count=1 -timeout 1h -run TestGoKerReplay ./translate/goker -v -goker.run '$(KERNEL)' -goker.replay '$(SEED)' -goker.replayfile '$(FILE)' -goker.strategies '$(or $(STRATEGY),random)' -goker.shrink=$(if $(filter true,$(SHRINK)),true,false) -goker.wall $(GOKER_WALL)
 
 ## lint: gofmt, go vet and staticcheck
 lint:

@@ -197,16 +197,17 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, run
 		return sh, fmt.Errorf("goker: the shrink of %s at %s: %s", kernel, seed, sum.Error)
 	}
 	sh.Before, sh.After, sh.Attempts, sh.Stopped, sh.Replay = sum.Before.Preemptions, sum.After.Preemptions, sum.Attempts, sum.Stopped, sum.Replay
-	sh.Failure, err = ReplayFile(exe, dir, kernel, sh.Replay)
+	sh.Failure, err = ReplayFile(exe, dir, kernel, sh.Replay, runWall)
 	sh.Reproduces = err == nil && Definite(sh.Failure)
 	return sh, err
 }
 
-// ReplayFile runs a replay file of kernel (a shrunk run's) again and returns
-// the first line of its failure, "" when it passed.
-func ReplayFile(exe, dir, kernel, file string) (string, error) {
-	out, err := runExe(exe, dir, 10*time.Minute, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
-		"-sim.replay="+file, "-sim.record=false", "-sim.scan=false", "-sim.out="+filepath.Join(dir, "replays"))
+// ReplayFile runs a replay file of kernel (a shrunk run's) again, within
+// wall, and returns the first line of its failure, "" when it passed. It
+// writes no artifacts: the file it replays is the run's record.
+func ReplayFile(exe, dir, kernel, file string, wall time.Duration) (string, error) {
+	out, err := runExe(exe, dir, wall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+		"-sim.replay="+file, "-sim.record=false", "-sim.scan=false", "-sim.artifacts=false")
 	if err != nil {
 		return "", err
 	}

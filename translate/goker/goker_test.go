@@ -28,7 +28,7 @@ var (
 	replayFile   = flag.String("goker.replayfile", "", "replay this replay file (a shrunk run's, under DIR/shrunk) of the kernel -goker.run names")
 	workDir      = flag.String("goker.dir", "", "translate into this directory (kept, with the rates, logs and shrunk runs) instead of a temporary one")
 	shrink       = flag.Bool("goker.shrink", false, "with -goker.replay: shrink the failing run too")
-	wall         = flag.Duration("goker.wall", 5*time.Minute, "wall time one kernel's seeds under one strategy may take; a run over it is cut off and says so")
+	wall         = flag.Duration("goker.wall", 5*time.Minute, "wall time one kernel's seeds under one strategy may take, and one replay of a replay file; a run over it is cut off and says so")
 	shrinkTries  = flag.Int("goker.shrink.attempts", 200, "re-runs the shrink of a found kernel's seed may make")
 	shrinkWall   = flag.Duration("goker.shrink.wall", 30*time.Second, "wall time the shrink of a found kernel's seed may take")
 	commandShown = flag.String("goker.command", "", "the command to name in the table's heading (make goker passes its own)")
@@ -109,7 +109,7 @@ func TestGoKerReplay(t *testing.T) {
 	if *replayFile != "" {
 		exe, err := goker.Build(dir)
 		require.NoError(t, err)
-		failure, err := goker.ReplayFile(exe, dir, *kernels, *replayFile)
+		failure, err := goker.ReplayFile(exe, dir, *kernels, *replayFile, *wall)
 		require.NoError(t, err)
 		t.Logf("failure: %s", failure)
 		assert.True(t, goker.Definite(failure), "the replay of %s did not prove the leak again", *replayFile)
