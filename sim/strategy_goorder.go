@@ -49,7 +49,7 @@ type goOrder struct {
 	yielded  bool  // cur's last step was a Yield (set by Sim.Yield)
 	switched int64 // seeded switches so far (tests)
 	// fixedRate, when positive, replaces the seed's draw of rateBits
-	// (tests: 64 all but never switches).
+	// (tests: at 64 a step switches with probability 2^-64).
 	fixedRate int
 }
 
