@@ -1,7 +1,5 @@
 package sim
 
-import "fmt"
-
 // GoOrder runs tasks in the order Go's own scheduler runs goroutines on one
 // processor (runtime/proc.go), with seeded switches for what other
 // processors and preemption would do:
@@ -122,15 +120,4 @@ func (g *goOrder) run(t *task) int {
 	}
 	g.cur, g.ran = t, 1
 	return t.runIdx
-}
-
-// assertNext checks the runnext slot's invariant (tests): at most one task
-// holds goBandNext, and it is g.next.
-func (g *goOrder) assertNext(s *Sim) error {
-	for _, t := range s.runnable {
-		if t.prio == goBandNext && t != g.next && t != g.cur {
-			return fmt.Errorf("task %d holds the runnext band, the slot holds %v", t.id, g.next)
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -143,4 +144,15 @@ func (w *goOrderWatch) pick(s *Sim) int {
 		w.violation = err.Error()
 	}
 	return w.goOrder.pick(s)
+}
+
+// assertNext checks the runnext slot's invariant (tests): at most one task
+// holds goBandNext, and it is g.next.
+func (g *goOrder) assertNext(s *Sim) error {
+	for _, t := range s.runnable {
+		if t.prio == goBandNext && t != g.next && t != g.cur {
+			return fmt.Errorf("task %d holds the runnext band, the slot holds %v", t.id, g.next)
+		}
+	}
+	return nil
 }

@@ -36,16 +36,19 @@ func moduleEnv() []string {
 type Rate struct {
 	Kernel   string
 	Strategy string
-	Seeds    int    // seeds run
-	Leaks    int    // seeds whose run proved a leak (Definite)
-	Leaked   int    // tasks those runs left blocked forever, summed
-	Possible int    // runs cut off with tasks still blocked while others ran
-	Limits   int    // other failures: the step or task limit
-	First    int    // 1-based seed of the first proved leak, 0 when none
-	Seed     string // that seed
-	Message  string // its failure's first line
-	Other    string // the first failure that proved nothing, its first line
-	CutOff   bool   // the wall limit stopped the run before it reported
+	Seeds    int // seeds run
+	Leaks    int // seeds whose run proved a leak (Definite)
+	Leaked   int // tasks those runs left blocked forever, summed
+	// Uncounted is the proved leaks whose message names no count (a
+	// deadlock while main waits): Leaked leaves them out.
+	Uncounted int
+	Possible  int    // runs cut off with tasks still blocked while others ran
+	Limits    int    // other failures: the step or task limit
+	First     int    // 1-based seed of the first proved leak, 0 when none
+	Seed      string // that seed
+	Message   string // its failure's first line
+	Other     string // the first failure that proved nothing, its first line
+	CutOff    bool   // the wall limit stopped the run before it reported
 }
 
 // classify counts the seeds of one harness line by what their failures
@@ -58,7 +61,11 @@ func classify(kernel, strategy string, seeds, failures []string) Rate {
 			continue
 		case Definite(f):
 			r.Leaks++
-			r.Leaked += leakedTasks(f)
+			if n := leakedTasks(f); n > 0 {
+				r.Leaked += n
+			} else {
+				r.Uncounted++
+			}
 			if r.First == 0 {
 				r.First, r.Seed, r.Message = i+1, seeds[i], f
 			}

@@ -82,12 +82,13 @@ func (r Row) FirstFinds(strats []string) (wt, real int, ok bool) {
 // both sides' first run; how many copies leak is then the finer measure of
 // how often each copy shows it. cmp is -1, 0 or 1 as windtunnel's average is
 // below, equal to or above the real one; ok is false when either side is not
-// measured.
+// measured. A strategy with a proved leak of no count (a deadlock) has no
+// average and is left out.
 func (r Row) LeakedPerRun(strats []string) (wt, real float64, st string, cmp int, ok bool) {
 	var best Rate
 	for _, s := range strats {
 		x, has := r.Rates[s]
-		if has && x.Seeds > 0 && (best.Seeds == 0 || x.Leaked*best.Seeds > best.Leaked*x.Seeds) {
+		if has && x.Seeds > 0 && x.Uncounted == 0 && (best.Seeds == 0 || x.Leaked*best.Seeds > best.Leaked*x.Seeds) {
 			best = x
 		}
 	}

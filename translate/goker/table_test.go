@@ -17,7 +17,7 @@ func TestClassifyCountsOnlyProvedLeaks(t *testing.T) {
 		"leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
 		"deadlock at step 4: every task is blocked",
 	})
-	assert.Equal(t, Rate{Kernel: "K", Strategy: "random", Seeds: 5, Leaks: 2, Leaked: 2, Possible: 1, Limits: 1, First: 4, Seed: "0x4",
+	assert.Equal(t, Rate{Kernel: "K", Strategy: "random", Seeds: 5, Leaks: 2, Leaked: 2, Uncounted: 1, Possible: 1, Limits: 1, First: 4, Seed: "0x4",
 		Message: "leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
 		Other:   "leak at step 20: 1 task(s) still blocked when the settle phase was cut off (possible goroutine leak)"}, r)
 }
@@ -93,6 +93,16 @@ func TestTiesCompareLeakedGoroutinesPerRun(t *testing.T) {
 	assert.Contains(t, text, "more goroutines leaked per run than the real runtime in 0, as many in 0, fewer in 1")
 	_, _, _, _, ok = Row{Rates: row.Rates}.LeakedPerRun(strats)
 	assert.False(t, ok, "no real runs, no comparison")
+
+	// A deadlock names no count: a strategy with one has no average, and
+	// with none left there is no comparison rather than a 0.
+	dead := classify("K", "random", []string{"0x1", "0x2"}, []string{
+		"leak at step 9: 2 task(s) blocked forever after main returned (goroutine leak)",
+		"deadlock at step 4: every task is blocked",
+	})
+	assert.Equal(t, []int{2, 2, 1}, []int{dead.Leaks, dead.Leaked, dead.Uncounted})
+	_, _, _, _, ok = Row{Rates: map[string]Rate{"random": dead}, Real: row.Real}.LeakedPerRun([]string{"random"})
+	assert.False(t, ok)
 }
 
 // The real runtime's count is of goroutine headers the leak profile marks
