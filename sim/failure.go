@@ -161,7 +161,7 @@ type Result struct {
 	Elapsed   time.Duration // virtual
 	Hash      uint64        // rolling hash of the whole trace
 	Events    int64
-	Decisions []int32  // when Config.RecordDecisions
+	Decisions []int32  // each step's task id, or ClockDecision: when Config.RecordDecisions
 	Header    []string // Sim.Note lines
 	Tail      []string // the last trace events a person reads, formatted: for a failed run
 	Err       error    // nil, *Failure, or a config error
@@ -174,8 +174,9 @@ type Result struct {
 	// Operations is how many client operations the run began (Sim.OpBegin).
 	Operations int64
 	// Preemptions counts the steps that went to another task while the
-	// last one could have gone on; PreemptionSteps lists them (1-based)
-	// when Config.RecordDecisions.
+	// last one could have gone on, and the clock's jumps while tasks could
+	// run (ClockDecision); PreemptionSteps lists them (1-based) when
+	// Config.RecordDecisions.
 	Preemptions     int64
 	PreemptionSteps []int64
 	// Abandoned says Config.Abandon ended the run: its result means

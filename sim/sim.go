@@ -268,6 +268,15 @@ func (s *Sim) endStep() {
 // report resumes each blocked task to capture its stack.
 const needLoop = -2
 
+// pickClock is a strategy's pick that runs no task: the clock jumps to the
+// next timer instead, as if the processor paused (Sim.jumpClock).
+const pickClock = -3
+
+// ClockDecision is the entry of a decision list (Result.Decisions) for a
+// step that ran no task: the clock jumped to the next timer while tasks
+// could run. Replay and a shrinker's guided run make the same jump there.
+const ClockDecision int32 = -1
+
 // decide chooses the next step: an index into s.runnable, moving the clock
 // when no task can run; -1 when the run is over (main returned, a failure, a
 // limit, a replay divergence or an explorer cut-off).
@@ -320,7 +329,12 @@ func (s *Sim) decide(onTask bool) int {
 			hi, _ := bits.Mul64(s.schedSrc.Uint64(), uint64(len(s.runnable)))
 			return int(hi)
 		}
-		return s.strategy.pick(s)
+		i := s.strategy.pick(s)
+		if i == pickClock {
+			s.jumpClock()
+			continue
+		}
+		return i
 	}
 	return -1
 }

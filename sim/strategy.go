@@ -209,6 +209,13 @@ func (r *replay) pick(s *Sim) int {
 	if want >= 0 && int(want) < len(s.tasks) && s.tasks[want].state == taskRunnable {
 		return s.tasks[want].runIdx
 	}
+	if want == ClockDecision && s.timers.first() != nil {
+		return pickClock
+	}
+	if want == ClockDecision {
+		s.failReplay(fmt.Sprintf("replay diverged at step %d: the recording jumps the clock, but no timer is pending", s.steps+1))
+		return -1
+	}
 	var ids []string
 	for _, t := range s.runnable {
 		ids = append(ids, fmt.Sprintf("%d(%s)", t.id, t.name))
@@ -224,8 +231,9 @@ func (r *replay) pick(s *Sim) int {
 // divergence, which makes it the strategy a shrinker edits a schedule
 // with: cut the list short and every later step is non-preemptive; replace
 // a preempting decision by the previous task and the rest of the list is
-// followed where it still applies. A guided run's own recorded decisions
-// replay it exactly with Replay.
+// followed where it still applies. A clock jump (ClockDecision) is made
+// where a timer is pending. A guided run's own recorded decisions replay it
+// exactly with Replay.
 func newGuided(decisions []int32) Strategy { return &guided{decisions: decisions} }
 
 type guided struct {
@@ -242,6 +250,9 @@ func (g *guided) pick(s *Sim) int {
 		want := g.decisions[s.steps]
 		if want >= 0 && int(want) < len(s.tasks) && s.tasks[want].state == taskRunnable {
 			return s.tasks[want].runIdx
+		}
+		if want == ClockDecision && s.timers.first() != nil {
+			return pickClock
 		}
 	}
 	if l := s.last; l != nil && l.state == taskRunnable {

@@ -1,5 +1,7 @@
 package sim
 
+import "time"
+
 // GoOrder runs tasks in the order Go's own scheduler runs goroutines on one
 // processor (runtime/proc.go), with seeded switches for what other
 // processors and preemption would do:
@@ -13,12 +15,18 @@ package sim
 //     and so does running goSliceSteps steps in a row (sysmon's preemption);
 //   - at each step, with a probability drawn once per run from the seed,
 //     between 1/2 and 1/65536, a uniformly chosen runnable task runs
-//     instead, and the task it displaced runs next once it stops.
+//     instead, and the task it displaced runs next once it stops;
+//   - at each step, with probability 1/128, when a timer is due within a
+//     millisecond, no task runs and the clock jumps to it (the processor
+//     pauses: a collection, the OS taking its thread), so the sleeper it
+//     wakes runs next.
 //
 // Some bugs only show in Go's own order: a goroutine started just before its
 // parent yields runs first there, which a walk that switches at every step
 // does only about half the time. The switches keep the other orders
-// reachable, and a run's rate of them sets how far it strays.
+// reachable, and a run's rate of them sets how far it strays. The pauses
+// reach what no order of steps can: a lone poll loop whose partner sleeps
+// 100 µs meets it early only if time passes while the loop could run.
 func GoOrder() Strategy { return &goOrder{} }
 
 // goSliceSteps bounds how long one task runs before it is sent to the back:
@@ -28,6 +36,15 @@ const goSliceSteps = 4096
 // goMaxRateShift is the smallest switch rate, as a power of two: a run
 // switches at each step with probability 2^-k, k from 1 to goMaxRateShift.
 const goMaxRateShift = 16
+
+// goJumpShift sets the rate of pauses, 2^-goJumpShift per step: a poll loop
+// of about ten steps a round meets one within a few hundred rounds, while
+// a run still spends over 99% of its steps running tasks.
+const goJumpShift = 7
+
+// goMaxPauseNs bounds a pause: a timer further off does not fire early,
+// so a timeout (a second, a minute) keeps its distance from the work.
+const goMaxPauseNs = int64(time.Millisecond)
 
 // The priority bands of the heap (Sim.prio): the runnext slot above the run
 // queue above the tasks sent to the back. Within a band a smaller sequence
@@ -46,6 +63,7 @@ type goOrder struct {
 	rateBits int   // a step switches when a draw's top rateBits bits are 0
 	yielded  bool  // cur's last step was a Yield (set by Sim.Yield)
 	switched int64 // seeded switches so far (tests)
+	jumps    int64 // pauses so far (tests)
 	// fixedRate, when positive, replaces the seed's draw of rateBits
 	// (tests: at 64 a step switches with probability 2^-64).
 	fixedRate int
@@ -89,6 +107,10 @@ func (g *goOrder) enqueue(s *Sim, t *task, band int64) {
 }
 
 func (g *goOrder) pick(s *Sim) int {
+	if e := s.timers.first(); e != nil && e.when-s.nowNs <= goMaxPauseNs && s.schedSrc.Uint64()>>(64-goJumpShift) == 0 {
+		g.jumps++
+		return pickClock
+	}
 	c := g.cur
 	goesOn := c != nil && c.state == taskRunnable
 	if goesOn && (g.yielded || g.ran >= goSliceSteps) {

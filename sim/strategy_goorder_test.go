@@ -2,10 +2,14 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/impl/rt"
 )
 
 // goOrderOf runs prog under GoOrder with no switches and returns what its
@@ -155,4 +159,85 @@ func (g *goOrder) assertNext(s *Sim) error {
 		}
 	}
 	return nil
+}
+
+// pollPair is one copy of Cockroach2448's bug: a poll loop hands an event
+// to a store and sleeps 100 µs; the store yields, then waits for the loop
+// to take its callback. If the loop wakes before the store is back, it
+// polls again, finds no callback and waits to hand another event to the
+// store, which waits for it: both blocked forever.
+func pollPair(s *Sim) {
+	events := rt.NewChan[int](s, "events", 0)
+	callbacks := rt.NewChan[int](s, "callbacks", 0)
+	s.Go("store", func() {
+		for {
+			events.Recv()
+			s.Yield()
+			callbacks.Send(1)
+		}
+	})
+	s.Go("poll", func() {
+		for {
+			if i, _, _ := rt.TrySelect(s, callbacks.RecvCase()); i < 0 {
+				events.Send(1)
+				_ = s.Sleep(bg, 100*time.Microsecond)
+			}
+		}
+	})
+}
+
+// pollPairConfig runs pollPair with the GoKer harness's clock and a leak
+// check that settles for a second.
+func pollPairConfig(seed uint64, st Strategy) Config {
+	return Config{Seed: seed, Strategy: st, LeakCheck: true, LeakSettle: time.Second,
+		StepDuration: time.Microsecond, IdleWake: time.Millisecond}
+}
+
+// Alone, the loop wakes before the store is back only if time passes while
+// the store could run: no order of steps does that, a pause does. GoOrder
+// proves the leak on every seed; a random walk, with no pauses, on none.
+func TestGoOrderPausesLetALonePollLoopMeetItsTimer(t *testing.T) {
+	proved := func(st func() Strategy) (n int, jumps int64) {
+		for seed := uint64(0); seed < 20; seed++ {
+			s := st()
+			res := Run(pollPairConfig(seed, s), pollPair)
+			f := res.Failure()
+			require.NotNil(t, f, "seed %d: the loop cannot end", seed)
+			require.Equal(t, FailLeak, f.Kind, "seed %d: %s", seed, f.Message)
+			if strings.Contains(f.Message, "2 task(s) blocked forever") {
+				n++
+			}
+			if g, ok := s.(*goOrder); ok {
+				jumps += g.jumps
+			}
+		}
+		return n, jumps
+	}
+	g, jumps := proved(GoOrder)
+	r, _ := proved(RandomWalk)
+	t.Logf("leak proved on 20 seeds: goorder %d (%d pauses), random %d", g, jumps, r)
+	assert.Equal(t, 20, g)
+	assert.Positive(t, jumps)
+	assert.Zero(t, r, "a random walk has no pause: the loop always finds its callback")
+}
+
+// A pause is a decision (ClockDecision): replayed, and followed by a
+// guided run, the run is the same.
+func TestGoOrderPausesReplay(t *testing.T) {
+	cfg := pollPairConfig(3, GoOrder())
+	cfg.RecordDecisions = true
+	res := Run(cfg, pollPair)
+	require.NotNil(t, res.Failure())
+	require.Contains(t, res.Decisions, ClockDecision)
+	for _, st := range []Strategy{Replay(res.Decisions), newGuided(res.Decisions)} {
+		again := pollPairConfig(3, st)
+		again.RecordDecisions = true
+		back := Run(again, pollPair)
+		assert.Equal(t, res.Hash, back.Hash, "%v", st)
+		assert.Equal(t, res.Decisions, back.Decisions, "%v", st)
+		assert.Equal(t, res.Failure().Message, back.Failure().Message, "%v", st)
+	}
+	// A jump with no timer pending is a divergence, said as such.
+	bad := Run(Config{Seed: 1, Strategy: Replay([]int32{ClockDecision})}, func(s *Sim) { s.Yield() })
+	assert.ErrorContains(t, bad.Err, "jumps the clock, but no timer is pending")
 }

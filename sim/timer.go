@@ -254,6 +254,30 @@ func (s *Sim) advanceToNextTimer() bool {
 	return true
 }
 
+// jumpClock is a step that runs no task: the clock jumps to the next timer,
+// which fires, although tasks could run. Go's runtime may pause a
+// processor between two goroutine steps (the collector stops the world, the
+// OS takes the thread away) while the clock runs on, so a sleeper can wake
+// before a runnable goroutine moves; without such steps the clock moves
+// only with steps, and a lone poll loop never meets its own timer early.
+// It counts as a preemption: a runnable task did not run.
+func (s *Sim) jumpClock() {
+	s.steps++
+	s.preemptions++
+	if s.trace.record {
+		s.preemptSteps = append(s.preemptSteps, s.steps)
+	}
+	if e := s.timers.first(); e != nil && e.when > s.nowNs {
+		if time.Duration(e.when) > s.cfg.MaxVirtual {
+			s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded (next timer at +%v)", s.cfg.MaxVirtual, time.Duration(e.when)))
+			return
+		}
+		s.nowNs = e.when
+	}
+	s.trace.jump(s.steps, s.nowNs)
+	s.fireDueTimers()
+}
+
 // fireDueTimers releases every timer whose instant has come, in heap order.
 func (s *Sim) fireDueTimers() {
 	if time.Duration(s.nowNs) > s.cfg.MaxVirtual && s.failure == nil {

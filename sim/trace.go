@@ -100,6 +100,18 @@ func (tr *trace) decision(step, at int64, task int32) {
 	}
 }
 
+// clockJumped marks the clock event of a step that ran no task (its obj).
+const clockJumped int32 = 1
+
+// jump records a step that ran no task (Sim.jumpClock): a clock event in
+// the trace, ClockDecision in the decision list.
+func (tr *trace) jump(step, at int64) {
+	tr.event(step, at, evClock, -1, clockJumped, "")
+	if tr.record {
+		tr.decisions = append(tr.decisions, ClockDecision)
+	}
+}
+
 func (tr *trace) decisionSlow(task int32) {
 	if tr.record {
 		tr.decisions = append(tr.decisions, task)
@@ -156,6 +168,9 @@ func (tr *trace) format(e traceEvent) string {
 	case evDone:
 		return fmt.Sprintf("step %-8d +%-14v done  %d %s", e.step, at, e.task, name)
 	case evClock:
+		if e.obj == clockJumped {
+			return fmt.Sprintf("step %-8d +%-14v clock jumps to the next timer (no task ran)", e.step, at)
+		}
 		return fmt.Sprintf("step %-8d +%-14v clock", e.step, at)
 	case evNote:
 		who := "world"

@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -914,13 +915,24 @@ func (sh *shrinker) shrinkSchedule() {
 }
 
 // undoPreemption edits a decision list so that the task preempted at step
-// (1-based) goes on instead: its next run of decisions moves to step.
+// (1-based) goes on instead: its next run of decisions moves to step. A
+// clock jump (sim.ClockDecision) there is dropped instead.
 func undoPreemption(dec []int32, step int) ([]int32, bool) {
 	p := step - 1 // index of the preempting decision
-	if p < 1 || p >= len(dec) || dec[p] == dec[p-1] {
+	if p < 0 || p >= len(dec) {
 		return nil, false
 	}
-	a := dec[p-1]
+	if dec[p] == sim.ClockDecision {
+		return slices.Delete(slices.Clone(dec), p, p+1), true
+	}
+	b := p - 1 // the preempted task's decision, before any jumps
+	for b >= 0 && dec[b] == sim.ClockDecision {
+		b--
+	}
+	if b < 0 || dec[p] == dec[b] {
+		return nil, false
+	}
+	a := dec[b]
 	q := p + 1
 	for q < len(dec) && dec[q] != a {
 		q++

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/windtunnel/windtunnel/sim"
 	"github.com/windtunnel/windtunnel/sim/internal/protocol"
 )
 
@@ -33,9 +34,11 @@ import (
 //	decisions 6170
 //	0 1 1 2 3*40 …
 //
-// A decision is the id of the task that ran the step; `3*40` is task 3 for
-// 40 steps in a row, which keeps the file of a long run small. Version 5
-// files, which never hold such runs, are read as they are.
+// A decision is the id of the task that ran the step, or `c` for a step
+// that ran no task: the clock jumped to the next timer (sim.ClockDecision).
+// `3*40` is task 3 for 40 steps in a row, which keeps the file of a long
+// run small. Version 5 files, which never hold such runs, are read as they
+// are.
 //
 // The three "seed" lines mean the world's draws and Keep answers come from
 // the seed. A shrunk run's file says "choices
@@ -66,6 +69,8 @@ const (
 	// 10,000,000 decisions (sim.Config.MaxSteps's default) of at most 7
 	// bytes each, plus the header.
 	maxReplayBytes = 96 << 20
+	// clockToken is a clock jump's decision in a file.
+	clockToken = "c"
 	// maxReplayDecisions bounds the decisions a file may announce, runs
 	// expanded: 2 GiB in memory, room for a run of 5·10^8 steps.
 	maxReplayDecisions = 1 << 29
@@ -173,7 +178,11 @@ func writeReplayUpTo(path string, rf replayFile, limit int) error {
 		if k < 3 { // "3 3" is no longer than "3*2"
 			k = 1
 		}
-		b.WriteString(strconv.Itoa(int(d)))
+		if d == sim.ClockDecision {
+			b.WriteString(clockToken)
+		} else {
+			b.WriteString(strconv.Itoa(int(d)))
+		}
 		if k > 1 {
 			b.WriteByte('*')
 			b.WriteString(strconv.Itoa(k))
@@ -448,8 +457,10 @@ func parseReplay(data []byte) (*replayFile, error) {
 			return nil, fmt.Errorf("more than the %d decisions the header announces", n)
 		}
 		v, err := strconv.ParseInt(id, 10, 32)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("decision %d is %q, not a task id", len(rf.Decisions)+1, clip(f, 20))
+		if id == clockToken {
+			v, err = int64(sim.ClockDecision), nil
+		} else if err != nil || v < 0 {
+			return nil, fmt.Errorf("decision %d is %q, not a task id or %s", len(rf.Decisions)+1, clip(f, 20), clockToken)
 		}
 		for range k {
 			rf.Decisions = append(rf.Decisions, int32(v))

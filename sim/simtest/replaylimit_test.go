@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/windtunnel/windtunnel/sim"
 )
 
 // A replay file readReplay would refuse is never written, so no report
@@ -57,7 +59,7 @@ func TestReplayFileRefusesBadRuns(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{ //windtunnel:unordered each case stands alone
 		"run of one": {"decisions 2\n0*1 1\n", "not a task id or a run"},
 		"no count":   {"decisions 2\n0*x\n", "not a task id or a run"},
-		"bad task":   {"decisions 2\nz*2\n", "not a task id"},
+		"bad task":   {"decisions 2\nz*2\n", "not a task id or c"},
 		"too long":   {"decisions 3\n0*2 1*2\n", "more than the 3 decisions"},
 		"too many":   {"decisions 600000000\n0*600000000\n", "600000000 decisions is out of range"},
 		"v5 is read": {"decisions 2\n0 1\n", ""},
@@ -75,4 +77,20 @@ func TestReplayFileRefusesBadRuns(t *testing.T) {
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), c.want, name)
 	}
+}
+
+// A clock jump (sim.ClockDecision) is written `c`, folded like a task's run,
+// and read back.
+func TestReplayFileWritesClockJumps(t *testing.T) {
+	c := sim.ClockDecision
+	ds := []int32{0, c, c, c, 1, c, 2}
+	rf := replayFile{Test: "TestX", Package: "./x", Seed: 1, Strategy: "goorder", MaxSteps: 100, Commit: "c", Decisions: ds}
+	path := filepath.Join(t.TempDir(), "replay.txt")
+	require.NoError(t, writeReplay(path, rf))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(string(b), "\ndecisions 7\n0 c*3 1 c 2\n"), string(b))
+	back, err := readReplay(path)
+	require.NoError(t, err)
+	assert.Equal(t, ds, back.Decisions)
 }
