@@ -30,6 +30,10 @@ GOKER_RUN        ?= .*
 GOKER_STEPS      ?= 5000000
 GOKER_SETTLE     ?= 1s
 GOKER_WALL       ?= 5m
+GOKER_LONG_STEPS  ?= 2000000000
+GOKER_LONG_SETTLE ?= 1h
+GOKER_LONG_WALL   ?= 30m
+GOKER_LONG_SHRINK ?= 10m
 export GOKER_STEPS GOKER_SETTLE
 STATICCHECK  := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FAMILIES     := ./scenarios/oc ./scenarios/ms ./scenarios/dr ./scenarios/tw ./scenarios/lf
@@ -144,10 +148,10 @@ bench:
 bugbench:
 	$(GO) run ./scenarios/cmd/bugbench -seeds $(BUGBENCH_SEEDS) -wall $(BUGBENCH_WALL) -mutants '$(BUGBENCH_MUTANTS)' -race=$(BUGBENCH_RACE) -out $(OUT)/bugbench.md
 
-## goker: GoKer's blocking-bug kernels from the Go installation, translated; each flown on GOKER_SEEDS seeds under each of GOKER_STRATEGIES (every seed run, at most GOKER_STEPS steps, GOKER_SETTLE of settling after the kernel returns, GOKER_WALL for the seeds of one strategy: its rate), its first found seed shrunk and replayed, and run GOKER_REAL times on real goroutines; writes OUT/goker.md
+## goker: GoKer's blocking-bug kernels from the Go installation, translated; each flown on GOKER_SEEDS seeds under each of GOKER_STRATEGIES (every seed run, at most GOKER_STEPS steps, GOKER_SETTLE of settling after the kernel returns, GOKER_WALL for the seeds of one strategy: its rate; a kernel no strategy found is flown again, GOKER_LONG_STEPS steps and GOKER_LONG_SETTLE of settling, by each strategy the budget stopped, GOKER_LONG_WALL each, its shrink GOKER_LONG_SHRINK; 0 steps: never), its first found seed shrunk and replayed, and run GOKER_REAL times on real goroutines; writes OUT/goker.md
 goker:
 	@mkdir -p $(OUT)/goker
-	$(GO) test -count=1 -timeout 6h -v -run TestGoKerAll ./translate/goker -goker.all -goker.dir $(abspath $(OUT))/goker -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.wall $(GOKER_WALL) -goker.table $(abspath $(OUT))/goker.md -goker.command "make goker GOKER_SEEDS=$(GOKER_SEEDS) GOKER_REAL=$(GOKER_REAL) GOKER_STRATEGIES=$(GOKER_STRATEGIES) GOKER_STEPS=$(GOKER_STEPS) GOKER_SETTLE=$(GOKER_SETTLE) GOKER_WALL=$(GOKER_WALL)"
+	$(GO) test -count=1 -timeout 6h -v -run TestGoKerAll ./translate/goker -goker.all -goker.dir $(abspath $(OUT))/goker -goker.seeds $(GOKER_SEEDS) -goker.strategies '$(GOKER_STRATEGIES)' -goker.real $(GOKER_REAL) -goker.run '$(GOKER_RUN)' -goker.wall $(GOKER_WALL) -goker.long.steps $(GOKER_LONG_STEPS) -goker.long.settle $(GOKER_LONG_SETTLE) -goker.long.wall $(GOKER_LONG_WALL) -goker.long.shrink.wall $(GOKER_LONG_SHRINK) -goker.table $(abspath $(OUT))/goker.md -goker.command "make goker GOKER_SEEDS=$(GOKER_SEEDS) GOKER_REAL=$(GOKER_REAL) GOKER_STRATEGIES=$(GOKER_STRATEGIES) GOKER_STEPS=$(GOKER_STEPS) GOKER_SETTLE=$(GOKER_SETTLE) GOKER_WALL=$(GOKER_WALL) GOKER_LONG_STEPS=$(GOKER_LONG_STEPS) GOKER_LONG_SETTLE=$(GOKER_LONG_SETTLE) GOKER_LONG_WALL=$(GOKER_LONG_WALL) GOKER_LONG_SHRINK=$(GOKER_LONG_SHRINK)"
 
 ## goker-replay: one GoKer kernel's seed again with its report: KERNEL=… SEED=… [STRATEGY=random] [SHRINK=true] [GOKER_STEPS=… GOKER_SETTLE=…, as it was flown], or a shrunk run's replay file: KERNEL=… FILE=… [GOKER_WALL=5m, the replay's wall time]
 goker-replay:

@@ -131,6 +131,12 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	if ex.Table == "" {
 		return fail(exErr)
 	}
+	// What the shrink did stands in the summary even when its run's file
+	// cannot be written.
+	sum.Signature, sum.Failure = out.Signature, firstLine(shrunkFailure)
+	sum.Before, sum.After = out.Before, out.After
+	sum.Attempts, sum.Accepted, sum.WallMs, sum.Stopped = out.Attempts, out.Accepted, out.Wall.Milliseconds(), out.Stopped
+	sum.Controlled, sum.Refused = out.Controlled, out.Refused
 	rf := h.replayFileOf(ps.seed, "replay(shrunk)", out.Decisions)
 	rf.Choices, rf.Keeps = out.Choices, out.Keeps
 	if out.Choices == nil {
@@ -141,11 +147,6 @@ func (h *harness) shrinkSeed(t *testing.T, ps plannedSeed, failure string) strin
 	}
 	page, pageErr := ex.Timeline, exErr
 	tablePath := ex.Table
-
-	sum.Signature, sum.Failure = out.Signature, firstLine(shrunkFailure)
-	sum.Before, sum.After = out.Before, out.After
-	sum.Attempts, sum.Accepted, sum.WallMs, sum.Stopped = out.Attempts, out.Accepted, out.Wall.Milliseconds(), out.Stopped
-	sum.Controlled, sum.Refused = out.Controlled, out.Refused
 	sum.Replay, sum.Command, sum.Table, sum.Timeline = replay, command, tablePath, page
 	if err := writeSummary(dir, sum); err != nil {
 		return fail(err)

@@ -32,6 +32,58 @@ func moduleEnv() []string {
 	return append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 }
 
+// Budget bounds each run of a flight: its steps (GOKER_STEPS) and the
+// settle phase after the kernel returns (GOKER_SETTLE). A zero field leaves
+// that bound to the environment, and so to the harness's default.
+type Budget struct {
+	Steps  int64
+	Settle time.Duration
+}
+
+// env is the harness binary's environment for flying within b.
+func (b Budget) env() []string {
+	e := moduleEnv()
+	if b.Steps > 0 {
+		e = append(e, fmt.Sprintf("GOKER_STEPS=%d", b.Steps))
+	}
+	if b.Settle > 0 {
+		e = append(e, "GOKER_SETTLE="+b.Settle.String())
+	}
+	return e
+}
+
+// String says b in a table cell: "at 2000000000 steps, 1h0m0s settling".
+func (b Budget) String() string {
+	var parts []string
+	if b.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("%d steps", b.Steps))
+	}
+	if b.Settle > 0 {
+		parts = append(parts, fmt.Sprintf("%v settling", b.Settle))
+	}
+	if len(parts) == 0 {
+		return "at the default budget"
+	}
+	return "at " + strings.Join(parts, ", ")
+}
+
+// args is what a make command adds to fly within b: b's own bounds, and
+// for the others the environment's when they are not the defaults.
+func (b Budget) args() string {
+	var s strings.Builder
+	if b.Steps > 0 {
+		fmt.Fprintf(&s, " GOKER_STEPS=%d", b.Steps)
+	} else if v := os.Getenv("GOKER_STEPS"); v != "" && v != "5000000" {
+		s.WriteString(" GOKER_STEPS=" + v)
+	}
+	if b.Settle > 0 {
+		s.WriteString(" GOKER_SETTLE=" + b.Settle.String())
+	} else if v := os.Getenv("GOKER_SETTLE"); v != "" && v != "1s" {
+		s.WriteString(" GOKER_SETTLE=" + v)
+	}
+	return s.String()
+}
+
 // Rate is one kernel's seeds under one strategy: how many proved the leak.
 type Rate struct {
 	Kernel   string
@@ -49,6 +101,7 @@ type Rate struct {
 	Message   string // its failure's first line
 	Other     string // the first failure that proved nothing, its first line
 	CutOff    bool   // the wall limit stopped the run before it reported
+	Budget    Budget // what bounded each run; zero: the environment's
 }
 
 // classify counts the seeds of one harness line by what their failures
@@ -96,10 +149,15 @@ func leakedTasks(msg string) int {
 }
 
 // FlyRate runs kernel under strategy on n seeds, every one of them (not
-// stopping at the first failure), and counts the seeds that proved its
-// leak. The run is stopped after wall; its Rate then says CutOff.
-func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration) (Rate, error) {
-	res := filepath.Join(dir, "rates", kernel+"-"+strategy+".jsonl")
+// stopping at the first failure), each within b, and counts the seeds that
+// proved its leak. The run is stopped after wall; its Rate then says
+// CutOff.
+func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration, b Budget) (Rate, error) {
+	name := kernel + "-" + strategy
+	if b != (Budget{}) {
+		name += fmt.Sprintf("-%dsteps-%v", b.Steps, b.Settle)
+	}
+	res := filepath.Join(dir, "rates", name+".jsonl")
 	if err := os.MkdirAll(filepath.Dir(res), 0o755); err != nil {
 		return Rate{}, err
 	}
@@ -110,7 +168,7 @@ func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration) (Rate
 		fmt.Sprintf("-sim.seeds=%d", n), "-sim.strategy="+strategy, "-sim.keepgoing",
 		"-sim.record=false", "-sim.artifacts=false", "-sim.scan=false")
 	cmd.Dir = dir
-	cmd.Env = append(moduleEnv(), "GOKER_RESULTS="+res)
+	cmd.Env = append(b.env(), "GOKER_RESULTS="+res)
 	log, err := os.Create(strings.TrimSuffix(res, ".jsonl") + ".log")
 	if err != nil {
 		return Rate{}, err
@@ -119,7 +177,7 @@ func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration) (Rate
 	cmd.Stdout, cmd.Stderr = log, log
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return Rate{Kernel: kernel, Strategy: strategy, CutOff: true}, nil
+		return Rate{Kernel: kernel, Strategy: strategy, CutOff: true, Budget: b}, nil
 	}
 	f, err := os.Open(res)
 	if err != nil {
@@ -138,14 +196,16 @@ func FlyRate(exe, dir, kernel, strategy string, n int, wall time.Duration) (Rate
 			return Rate{}, fmt.Errorf("goker: %s: %v", res, err)
 		}
 		if line.Kernel == kernel && len(line.Seeds) == len(line.Failures) {
-			return classify(kernel, strategy, line.Seeds, line.Failures), nil
+			r := classify(kernel, strategy, line.Seeds, line.Failures)
+			r.Budget = b
+			return r, nil
 		}
 	}
 	if sc.Err() != nil {
 		return Rate{}, fmt.Errorf("goker: %s: %v", res, sc.Err())
 	}
-	b, _ := os.ReadFile(log.Name())
-	return Rate{}, fmt.Errorf("goker: %s under %s wrote no result (go test said %v); the end of %s:\n%s", kernel, strategy, runErr, log.Name(), tail(strings.TrimSpace(string(b)), 6))
+	text, _ := os.ReadFile(log.Name())
+	return Rate{}, fmt.Errorf("goker: %s under %s wrote no result (go test said %v); the end of %s:\n%s", kernel, strategy, runErr, log.Name(), tail(strings.TrimSpace(string(text)), 6))
 }
 
 // Shrunk is the shrink of one found seed and the check of its replay.
@@ -164,10 +224,11 @@ type Shrunk struct {
 }
 
 // ShrinkSeed shrinks kernel's failing seed (at most attempts re-runs and
-// wall time), then runs the shrunk replay file again and reports whether it
-// still proves the leak. runWall is what the seed's own runs may take
-// besides: a calibration run for PCT, the seed, and its recorded re-run.
-func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, runWall time.Duration) (Shrunk, error) {
+// wall time), each run within b, then runs the shrunk replay file again
+// and reports whether it still proves the leak. runWall is what the seed's
+// own runs may take besides: a calibration run for PCT, the seed, and its
+// recorded re-run.
+func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, runWall time.Duration, b Budget) (Shrunk, error) {
 	sh := Shrunk{Strategy: strategy, Seed: seed}
 	out := filepath.Join(dir, "shrunk", kernel)
 	if err := os.RemoveAll(out); err != nil {
@@ -175,7 +236,7 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, run
 	}
 	// The shrinker stops itself at wall; the process gets a margin for the
 	// seed's own run and the recorded re-run of the result.
-	log, err := runExe(exe, dir, 2*wall+runWall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+	log, err := runExe(exe, dir, b, 2*wall+runWall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
 		"-sim.seed="+seed, "-sim.strategy="+strategy, "-sim.shrink", fmt.Sprintf("-sim.shrink.attempts=%d", attempts),
 		"-sim.shrink.wall="+wall.String(), "-sim.out="+out, "-sim.record=false", "-sim.scan=false")
 	if err != nil {
@@ -185,7 +246,7 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, run
 	if len(found) != 1 {
 		return sh, fmt.Errorf("goker: the shrink of %s at %s left %d summaries under %s; the end of its output:\n%s", kernel, seed, len(found), out, tail(strings.TrimSpace(log), 8))
 	}
-	b, err := os.ReadFile(found[0])
+	text, err := os.ReadFile(found[0])
 	if err != nil {
 		return sh, err
 	}
@@ -197,14 +258,14 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, run
 		Replay   string                      `json:"replay"`
 		Error    string                      `json:"shrink_error"`
 	}
-	if err := json.Unmarshal(b, &sum); err != nil {
+	if err := json.Unmarshal(text, &sum); err != nil {
 		return sh, fmt.Errorf("goker: %s: %v", found[0], err)
 	}
 	if sum.Error != "" {
 		return sh, fmt.Errorf("goker: the shrink of %s at %s: %s", kernel, seed, sum.Error)
 	}
 	sh.Before, sh.After, sh.Attempts, sh.Stopped, sh.Replay = sum.Before.Preemptions, sum.After.Preemptions, sum.Attempts, sum.Stopped, sum.Replay
-	sh.Failure, err = ReplayFile(exe, dir, kernel, sh.Replay, runWall)
+	sh.Failure, err = replayFile(exe, dir, kernel, sh.Replay, runWall, b)
 	sh.Reproduces = err == nil && Definite(sh.Failure)
 	return sh, err
 }
@@ -213,7 +274,13 @@ func ShrinkSeed(exe, dir, kernel, strategy, seed string, attempts int, wall, run
 // wall, and returns the first line of its failure, "" when it passed. It
 // writes no artifacts: the file it replays is the run's record.
 func ReplayFile(exe, dir, kernel, file string, wall time.Duration) (string, error) {
-	out, err := runExe(exe, dir, wall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
+	return replayFile(exe, dir, kernel, file, wall, Budget{})
+}
+
+// replayFile is ReplayFile with each bound of b set (the settle phase is
+// not in the file).
+func replayFile(exe, dir, kernel, file string, wall time.Duration, b Budget) (string, error) {
+	out, err := runExe(exe, dir, b, wall, "-test.run", "^TestKernels$/^"+kernel+"$", "-test.v",
 		"-sim.replay="+file, "-sim.record=false", "-sim.scan=false", "-sim.artifacts=false")
 	if err != nil {
 		return "", err
@@ -231,15 +298,15 @@ func failureLine(out string) string {
 	return ""
 }
 
-// runExe runs the harness binary with args, bounded by wall, and returns
-// its output; a failing test is not an error, a binary that did not run or
-// ran over wall is.
-func runExe(exe, dir string, wall time.Duration, args ...string) (string, error) {
+// runExe runs the harness binary with args, within b and bounded by wall,
+// and returns its output; a failing test is not an error, a binary that did
+// not run or ran over wall is.
+func runExe(exe, dir string, b Budget, wall time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), wall)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Dir = dir
-	cmd.Env = moduleEnv()
+	cmd.Env = b.env()
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return string(out), fmt.Errorf("goker: %s ran over %v", strings.Join(args, " "), wall)

@@ -32,6 +32,10 @@ var (
 	shrinkTries  = flag.Int("goker.shrink.attempts", 200, "re-runs the shrink of a found kernel's seed may make")
 	shrinkWall   = flag.Duration("goker.shrink.wall", 30*time.Second, "wall time the shrink of a found kernel's seed may take")
 	commandShown = flag.String("goker.command", "", "the command to name in the table's heading (make goker passes its own)")
+	longSteps    = flag.Int64("goker.long.steps", 0, "when no strategy proves a kernel's leak and the budget stopped some of a strategy's runs (a step limit, a settle phase cut off), fly that strategy's seeds again with this many steps (0: never)")
+	longSettle   = flag.Duration("goker.long.settle", time.Hour, "the settle phase of those longer runs")
+	longWall     = flag.Duration("goker.long.wall", 30*time.Minute, "wall time one strategy's longer runs may take, and the seed's runs of their shrink")
+	longShrink   = flag.Duration("goker.long.shrink.wall", 10*time.Minute, "wall time the shrink of a seed found only by the longer runs may take: each of its re-runs is one of them")
 )
 
 // sample are small kernels whose bugs need a particular interleaving: a
@@ -78,7 +82,7 @@ func TestGoKerSample(t *testing.T) {
 	require.NoError(t, err)
 	const n = 5
 	for _, k := range sample {
-		r, err := goker.FlyRate(exe, dir, k, "random", n, time.Minute)
+		r, err := goker.FlyRate(exe, dir, k, "random", n, time.Minute, goker.Budget{})
 		require.NoError(t, err)
 		assert.Equal(t, n, r.Seeds, "%s: every seed runs, not only up to the first failure", k)
 		assert.NotZero(t, r.First, "%s: its leak was not proved in %d seeds", k, n)
@@ -88,10 +92,10 @@ func TestGoKerSample(t *testing.T) {
 		}
 		// Go's own order runs Etcd5509's child before its yielding parent,
 		// which the leak needs: it is found under goorder as well.
-		g, err := goker.FlyRate(exe, dir, "Etcd5509", "goorder", n, time.Minute)
+		g, err := goker.FlyRate(exe, dir, "Etcd5509", "goorder", n, time.Minute, goker.Budget{})
 		require.NoError(t, err)
 		assert.NotZero(t, g.First, "Etcd5509: its leak was not proved under goorder in %d seeds", n)
-		sh, err := goker.ShrinkSeed(exe, dir, k, "random", r.Seed, 100, 20*time.Second, time.Minute)
+		sh, err := goker.ShrinkSeed(exe, dir, k, "random", r.Seed, 100, 20*time.Second, time.Minute, goker.Budget{})
 		require.NoError(t, err)
 		assert.Less(t, sh.After, sh.Before, "%s: the shrink took preemptions out", k)
 		assert.True(t, sh.Reproduces, "%s: the shrunk replay %s did not prove the leak again: %q", k, sh.Replay, sh.Failure)
@@ -152,15 +156,20 @@ func TestGoKerAll(t *testing.T) {
 		row := goker.Row{Kernel: k, Rates: map[string]goker.Rate{}}
 		if len(k.Issues) == 0 {
 			for _, st := range strats {
-				r, err := goker.FlyRate(exe, dir, k.Name, st, *seeds, *wall)
+				r, err := goker.FlyRate(exe, dir, k.Name, st, *seeds, *wall, goker.Budget{})
 				if err != nil {
 					t.Errorf("%s under %s: %v", k.Name, st, err)
 					continue
 				}
 				row.Rates[st] = r
 			}
+			flyLonger(t, exe, dir, &row, strats)
 			if best, ok := row.Best(strats); ok {
-				sh, err := goker.ShrinkSeed(exe, dir, k.Name, best.Strategy, best.Seed, *shrinkTries, *shrinkWall, *wall)
+				runWall, shrinkFor := *wall, *shrinkWall
+				if best.Budget != (goker.Budget{}) {
+					runWall, shrinkFor = *longWall, *longShrink
+				}
+				sh, err := goker.ShrinkSeed(exe, dir, k.Name, best.Strategy, best.Seed, *shrinkTries, shrinkFor, runWall, best.Budget)
 				if err != nil {
 					t.Logf("%s: %v", k.Name, err)
 					row.ShrinkErr = err.Error()
@@ -181,12 +190,44 @@ func TestGoKerAll(t *testing.T) {
 	if cmd == "" {
 		cmd = "go test ./translate/goker -run TestGoKerAll -goker.all " + strings.Join(os.Args[1:], " ")
 	}
-	fmt.Fprintf(&b, "Measured %s UTC in %v with `%s`: %d seeds per kernel and strategy, every one run; %d runs on real goroutines; shrinks of at most %d re-runs and %v.\n\n",
+	fmt.Fprintf(&b, "Measured %s UTC in %v with `%s`: %d seeds per kernel and strategy, every one run; %d runs on real goroutines; shrinks of at most %d re-runs and %v",
 		started.UTC().Format("2006-01-02 15:04"), time.Since(started).Round(time.Second), cmd, *seeds, *realRuns, *shrinkTries, *shrinkWall)
+	if *longSteps > 0 {
+		fmt.Fprintf(&b, "; a kernel no strategy found, flown again %s by each strategy the budget stopped (its shrink within %v)", goker.Budget{Steps: *longSteps, Settle: *longSettle}, *longShrink)
+	}
+	b.WriteString(".\n\n")
 	b.WriteString(goker.Table(strats, rows))
 	t.Log("\n" + b.String())
 	if *table != "" {
 		require.NoError(t, os.WriteFile(*table, []byte(b.String()), 0o644))
+	}
+}
+
+// flyLonger flies a kernel no strategy found again with -goker.long.steps
+// steps: each strategy some of whose runs the budget stopped (the step
+// limit, or a settle phase cut off while tasks still ran), on the same
+// seeds. A run that ended cleanly or was cut off by the wall is not asked
+// again: more steps would not change it, or would take longer still.
+func flyLonger(t *testing.T, exe, dir string, row *goker.Row, strats []string) {
+	if _, found := row.Best(strats); found || *longSteps <= 0 {
+		return
+	}
+	long := goker.Budget{Steps: *longSteps, Settle: *longSettle}
+	for _, st := range strats {
+		x, has := row.Rates[st]
+		if !has || x.CutOff || x.Limits+x.Possible == 0 {
+			continue
+		}
+		t.Logf("%s under %s: not found, %d runs stopped by the budget; flying its seeds %s", row.Kernel.Name, st, x.Limits+x.Possible, long)
+		r, err := goker.FlyRate(exe, dir, row.Kernel.Name, st, *seeds, *longWall, long)
+		if err != nil {
+			t.Errorf("%s under %s %s: %v", row.Kernel.Name, st, long, err)
+			continue
+		}
+		if row.Long == nil {
+			row.Long = map[string]goker.Rate{}
+		}
+		row.Long[st] = r
 	}
 }
 

@@ -2,7 +2,6 @@ package goker
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -11,10 +10,24 @@ import (
 type Row struct {
 	Kernel Kernel
 	Rates  map[string]Rate // by strategy; empty when it did not translate
-	Real   *Real           // nil when the real runtime was not run
-	Shrunk *Shrunk         // the shrink of its first found seed, nil when none
+	// Long are the strategies flown again with a larger budget, when no
+	// strategy proved the leak within the default one and the budget, not a
+	// clean end, stopped some of their runs.
+	Long   map[string]Rate
+	Real   *Real   // nil when the real runtime was not run
+	Shrunk *Shrunk // the shrink of its first found seed, nil when none
 	// ShrinkErr says why a found kernel has no shrink.
 	ShrinkErr string
+}
+
+// rate is strategy st's rate: its flight with the larger budget when it
+// had one, which ran the same seeds further.
+func (r Row) rate(st string) (Rate, bool) {
+	if x, has := r.Long[st]; has {
+		return x, true
+	}
+	x, has := r.Rates[st]
+	return x, has
 }
 
 // Best is the strategy with the highest rate of proved leaks (on a tie, the
@@ -24,7 +37,7 @@ func (r Row) Best(strats []string) (Rate, bool) {
 	var best Rate
 	ok := false
 	for _, st := range strats {
-		x, has := r.Rates[st]
+		x, has := r.rate(st)
 		if !has || x.Leaks == 0 {
 			continue
 		}
@@ -87,7 +100,7 @@ func (r Row) FirstFinds(strats []string) (wt, real int, ok bool) {
 func (r Row) LeakedPerRun(strats []string) (wt, real float64, st string, cmp int, ok bool) {
 	var best Rate
 	for _, s := range strats {
-		x, has := r.Rates[s]
+		x, has := r.rate(s)
 		if has && x.Seeds > 0 && x.Uncounted == 0 && (best.Seeds == 0 || x.Leaked*best.Seeds > best.Leaked*x.Seeds) {
 			best = x
 		}
@@ -109,7 +122,7 @@ func (r Row) LeakedPerRun(strats []string) (wt, real float64, st string, cmp int
 func (r Row) firstFind(strats []string) (int, bool) {
 	first, ok := 0, false
 	for _, st := range strats {
-		if x, has := r.Rates[st]; has && x.First > 0 && (!ok || x.First < first) {
+		if x, has := r.rate(st); has && x.First > 0 && (!ok || x.First < first) {
 			first, ok = x.First, true
 		}
 	}
@@ -185,7 +198,7 @@ func Table(strats []string, rows []Row) string {
 	b.WriteString("---|---|---|---|---|---|\n")
 	var nTrans, nFound, nAtLeast, nKnown, nFlaky, nFewer, nTie, nShrunk, nReplays int
 	var tieLeaked [3]int // ties by leaked goroutines per run: fewer, as many, more than real
-	var notAtLeast, notFewer []string
+	var notAtLeast, notFewer, foundLong []string
 	for _, r := range rows {
 		pub := r.Kernel.Published
 		if pub == "" {
@@ -199,14 +212,22 @@ func Table(strats []string, rows []Row) string {
 		var cells []string
 		for _, st := range strats {
 			x, has := r.Rates[st]
-			cells = append(cells, rateCell(x, has))
+			c := rateCell(x, has)
+			if l, long := r.Long[st]; long {
+				c += fmt.Sprintf("; %s: %s", l.Budget, rateCell(l, true))
+			}
+			cells = append(cells, c)
 		}
 		best, found := r.Best(strats)
 		foundCell, replay, shrunk := "no", "", ""
 		if found {
 			nFound++
 			foundCell = "yes"
-			replay = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s%s`", r.Kernel.Name, best.Seed, best.Strategy, budgetArgs())
+			if best.Budget != (Budget{}) {
+				foundCell = "yes, " + best.Budget.String()
+				foundLong = append(foundLong, r.Kernel.Name)
+			}
+			replay = fmt.Sprintf("`make goker-replay KERNEL=%s SEED=%s STRATEGY=%s%s`", r.Kernel.Name, best.Seed, best.Strategy, best.Budget.args())
 		}
 		switch {
 		case r.Shrunk != nil:
@@ -260,7 +281,11 @@ func Table(strats []string, rows []Row) string {
 		fmt.Fprintf(&b, "| %s | yes | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kernel.Name, foundCell, strings.Join(cells, " | "),
 			realCell(r.Real), pub, yesNo(atLeast, known), fewerCell, shrunk, replay)
 	}
-	fmt.Fprintf(&b, "\n%d kernels, %d translated, %d found (a proved leak under some strategy).\n", len(rows), nTrans, nFound)
+	fmt.Fprintf(&b, "\n%d kernels, %d translated, %d found (a proved leak under some strategy)", len(rows), nTrans, nFound)
+	if len(foundLong) > 0 {
+		fmt.Fprintf(&b, "; only with the larger budget: %s", strings.Join(foundLong, ", "))
+	}
+	b.WriteString(".\n")
 	fmt.Fprintf(&b, "At least the real runtime's rate: %d of the %d translated kernels measured on both", nAtLeast, nKnown)
 	if len(notAtLeast) > 0 {
 		fmt.Fprintf(&b, " (below it: %s)", strings.Join(notAtLeast, ", "))
@@ -283,17 +308,4 @@ func perRun(v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
-}
-
-// budgetArgs is what a replay command must add to fly a kernel as make goker
-// flew it: the step and settle budgets when they are not the defaults.
-func budgetArgs() string {
-	var b strings.Builder
-	if v := os.Getenv("GOKER_STEPS"); v != "" && v != "5000000" {
-		b.WriteString(" GOKER_STEPS=" + v)
-	}
-	if v := os.Getenv("GOKER_SETTLE"); v != "" && v != "1s" {
-		b.WriteString(" GOKER_SETTLE=" + v)
-	}
-	return b.String()
 }

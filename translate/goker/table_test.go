@@ -3,6 +3,7 @@ package goker
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -123,4 +124,40 @@ func TestShrinkErrorKeepsToOneLine(t *testing.T) {
 	text := Table([]string{"random"}, []Row{row})
 	assert.Contains(t, text, "| not shrunk: goker: the shrink left 0 summaries; the end of its output: | `make goker-replay")
 	assert.NotContains(t, text, "signal: killed")
+}
+
+// A kernel found only by its longer flight counts as found, says at which
+// budget in its cells and the summary, is judged by the longer rate, and
+// is replayed with that budget.
+func TestALongerFlightCountsWithItsBudget(t *testing.T) {
+	strats := []string{"random", "pct"}
+	long := Budget{Steps: 2_000_000_000, Settle: time.Hour}
+	row := Row{Kernel: Kernel{Name: "K", Published: "53/100"}, Rates: map[string]Rate{
+		"random": {Strategy: "random", Seeds: 20},
+		"pct":    {Strategy: "pct", Seeds: 20, Limits: 19, Other: "limit at step 5000000: step limit of 5000000 exceeded"},
+	}, Real: &Real{Runs: 20, Leaks: 20, First: 1, Leaked: 20000}}
+	_, found := row.Best(strats)
+	assert.False(t, found)
+	row.Long = map[string]Rate{"pct": {Strategy: "pct", Seeds: 20, Leaks: 20, Leaked: 30000, First: 1, Seed: "0xb", Budget: long}}
+	best, found := row.Best(strats)
+	assert.True(t, found)
+	assert.Equal(t, long, best.Budget)
+	atLeast, known := row.AtLeastReal(strats)
+	assert.Equal(t, []bool{true, true}, []bool{atLeast, known}, "20/20 at the larger budget against 20/20")
+	text := Table(strats, []Row{row})
+	assert.Contains(t, text, "| K | yes | yes, at 2000000000 steps, 1h0m0s settling | 0/20 | 0/20 + 19 limit; at 2000000000 steps, 1h0m0s settling: 20/20 (1st: 1) |")
+	assert.Contains(t, text, "`make goker-replay KERNEL=K SEED=0xb STRATEGY=pct GOKER_STEPS=2000000000 GOKER_SETTLE=1h0m0s`")
+	assert.Contains(t, text, "| tie: 1 vs 1; leaked per run 1500 (pct) vs 1000 |", "the longer flight's leaks are compared")
+	assert.Contains(t, text, "1 found (a proved leak under some strategy); only with the larger budget: K.")
+	assert.Equal(t, "at the default budget", Budget{}.String())
+}
+
+// A budget's bounds reach the harness binary as the variables it reads,
+// after the environment's, so they win.
+func TestBudgetSetsTheHarnessEnvironment(t *testing.T) {
+	t.Setenv("GOKER_STEPS", "5000000")
+	env := Budget{Steps: 7, Settle: time.Minute}.env()
+	assert.Equal(t, []string{"GOKER_STEPS=7", "GOKER_SETTLE=1m0s"}, env[len(env)-2:])
+	env = Budget{}.env()
+	assert.NotContains(t, env[len(env)-1], "GOKER_")
 }
