@@ -204,20 +204,15 @@ func TestGoKerAll(t *testing.T) {
 }
 
 // flyLonger flies a kernel no strategy found again with -goker.long.steps
-// steps: each strategy some of whose runs the budget stopped (the step
-// limit, or a settle phase cut off while tasks still ran), on the same
-// seeds. A run that ended cleanly or was cut off by the wall is not asked
-// again: more steps would not change it, or would take longer still.
+// steps, on the same seeds, by each strategy the budget stopped
+// (Row.LongerFlights).
 func flyLonger(t *testing.T, exe, dir string, row *goker.Row, strats []string) {
-	if _, found := row.Best(strats); found || *longSteps <= 0 {
+	if *longSteps <= 0 {
 		return
 	}
 	long := goker.Budget{Steps: *longSteps, Settle: *longSettle}
-	for _, st := range strats {
-		x, has := row.Rates[st]
-		if !has || x.CutOff || x.Limits+x.Possible == 0 {
-			continue
-		}
+	for _, st := range row.LongerFlights(strats) {
+		x := row.Rates[st]
 		t.Logf("%s under %s: not found, %d runs stopped by the budget; flying its seeds %s", row.Kernel.Name, st, x.Limits+x.Possible, long)
 		r, err := goker.FlyRate(exe, dir, row.Kernel.Name, st, *seeds, *longWall, long)
 		if err != nil {

@@ -20,6 +20,25 @@ type Row struct {
 	ShrinkErr string
 }
 
+// LongerFlights are the strategies to fly again with a larger budget: none
+// when some strategy proved the leak; else each some of whose runs the
+// budget stopped (the step limit, or a settle phase cut off while tasks
+// still ran). A strategy whose runs ended cleanly, or that the wall cut off,
+// is not asked again: more steps would not change the one, and would take
+// longer still for the other.
+func (r Row) LongerFlights(strats []string) []string {
+	if _, found := r.Best(strats); found {
+		return nil
+	}
+	var again []string
+	for _, st := range strats {
+		if x, has := r.Rates[st]; has && !x.CutOff && x.Limits+x.Possible > 0 {
+			again = append(again, st)
+		}
+	}
+	return again
+}
+
 // rate is strategy st's rate: its flight with the larger budget when it
 // had one, which ran the same seeds further.
 func (r Row) rate(st string) (Rate, bool) {

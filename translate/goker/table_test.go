@@ -161,3 +161,19 @@ func TestBudgetSetsTheHarnessEnvironment(t *testing.T) {
 	env = Budget{}.env()
 	assert.NotContains(t, env[len(env)-1], "GOKER_")
 }
+
+// Only a kernel no strategy found is flown again, and only by the
+// strategies the budget stopped: not one whose runs ended cleanly or that
+// the wall cut off.
+func TestLongerFlightsAreForWhatTheBudgetStopped(t *testing.T) {
+	strats := []string{"random", "pct", "pos", "goorder"}
+	row := Row{Kernel: Kernel{Name: "K"}, Rates: map[string]Rate{
+		"random":  {Strategy: "random", Seeds: 20},
+		"pct":     {Strategy: "pct", Seeds: 20, Limits: 19},
+		"pos":     {Strategy: "pos", CutOff: true},
+		"goorder": {Strategy: "goorder", Seeds: 20, Possible: 19},
+	}}
+	assert.Equal(t, []string{"pct", "goorder"}, row.LongerFlights(strats))
+	row.Rates["random"] = Rate{Strategy: "random", Seeds: 20, Leaks: 1, First: 3}
+	assert.Empty(t, row.LongerFlights(strats), "found within the budget")
+}
