@@ -242,15 +242,24 @@ func (s *Sim) advanceToNextTimer() bool {
 		next = s.nowNs + (next-s.nowNs+g-1)/g*g
 	}
 	if next > s.nowNs {
-		if time.Duration(next) > s.cfg.MaxVirtual {
-			s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded (next timer at +%v)", s.cfg.MaxVirtual, time.Duration(next)))
+		if !s.clockTo(next) {
 			return true
 		}
-		s.nowNs = next
 		s.trace.event(s.steps, s.nowNs, evClock, -1, 0, "")
 	}
 	s.advances++
 	s.fireDueTimers()
+	return true
+}
+
+// clockTo moves the clock forward to next, a timer's instant; past
+// MaxVirtual it fails the run instead and reports false.
+func (s *Sim) clockTo(next int64) bool {
+	if time.Duration(next) > s.cfg.MaxVirtual {
+		s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded (next timer at +%v)", s.cfg.MaxVirtual, time.Duration(next)))
+		return false
+	}
+	s.nowNs = next
 	return true
 }
 
@@ -267,12 +276,8 @@ func (s *Sim) jumpClock() {
 	if s.trace.record {
 		s.preemptSteps = append(s.preemptSteps, s.steps)
 	}
-	if e := s.timers.first(); e != nil && e.when > s.nowNs {
-		if time.Duration(e.when) > s.cfg.MaxVirtual {
-			s.failLimit(fmt.Sprintf("virtual time limit of %v exceeded (next timer at +%v)", s.cfg.MaxVirtual, time.Duration(e.when)))
-			return
-		}
-		s.nowNs = e.when
+	if e := s.timers.first(); e != nil && e.when > s.nowNs && !s.clockTo(e.when) {
+		return
 	}
 	s.trace.jump(s.steps, s.nowNs)
 	s.fireDueTimers()
